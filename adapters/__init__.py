@@ -1,0 +1,1 @@
+"""Adapters: the contract, the in-process reference model, subprocess and upstream adapters."""

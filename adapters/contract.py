@@ -1,0 +1,118 @@
+"""The adapter contract: the only way a conformance test touches an implementation.
+
+An implementation declares who it is and what it can do in a handshake, then answers
+JSON-shaped operations: an op name and JSON arguments in, a JSON result or a typed error
+``{code, message}`` out.  Because every call is plain JSON, the same test runs against an
+in-process adapter or a process on the other end of a pipe (spec/schemas/protocol.json).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol, runtime_checkable
+
+from attrs import field, frozen
+
+#: Version of the adapter protocol (spec/schemas/protocol.json).  Bump on breaking change.
+PROTOCOL_VERSION = 1
+
+#: Every capability an implementation may declare, with the ops it unlocks.
+CAPABILITIES: Mapping[str, str] = {
+    "uri": "encode, decode and format dsh-session: URIs",
+    "mention": "parse text for Markdown mentions and bare URIs",
+    "serialization": "tag-safe JSON serialization",
+    "projection": "project a session surface to conversation items",
+    "retention": "per-source byte retention of a projected snapshot",
+    "prepare": "prepare() of references into one prompt-prefix context",
+    "candidates": "candidate discovery for mention completion",
+    "agent": "an agent with an inbox, a scripted model and captured requests",
+    "agent.release-placement": "the published release's separate-message placement",
+    "side": "side sessions: fork, advisor framing, merge-back",
+    "side.deny-gate": "a tools pre-execute deny gate for read-only side sessions",
+}
+
+
+@frozen
+class ImplementationInfo:
+    """Who an implementation is, as reported in its handshake."""
+
+    name: str
+    language: str
+    version: str = ""
+    homepage: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "name": self.name,
+            "language": self.language,
+            "version": self.version,
+            "homepage": self.homepage,
+        }
+
+
+@frozen
+class Handshake:
+    """The reply to ``handshake``: protocol version, identity and declared capabilities."""
+
+    implementation: ImplementationInfo
+    capabilities: frozenset[str] = field(converter=frozenset)
+    protocol: int = PROTOCOL_VERSION
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "protocol": self.protocol,
+            "implementation": self.implementation.to_json(),
+            "capabilities": sorted(self.capabilities),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Handshake:
+        impl = data["implementation"]
+        return cls(
+            implementation=ImplementationInfo(
+                name=str(impl["name"]),
+                language=str(impl["language"]),
+                version=str(impl.get("version", "")),
+                homepage=str(impl.get("homepage", "")),
+            ),
+            capabilities=frozenset(str(c) for c in data["capabilities"]),
+            protocol=int(data["protocol"]),
+        )
+
+
+class ImplementationError(Exception):
+    """The implementation answered an operation with a typed error (a *caught* failure)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"[{code}] {message}")
+        self.code = code
+        self.message = message
+
+
+class AdapterFault(Exception):
+    """The adapter itself broke: crash, timeout, garbage or protocol violation (*uncaught*).
+
+    ``kind`` is one of ``crash``, ``timeout``, ``garbage``, ``protocol``.
+    """
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+        self.message = message
+
+
+@runtime_checkable
+class Adapter(Protocol):
+    """What the suite needs from an implementation."""
+
+    def handshake(self) -> Handshake:
+        """Identity and capabilities (called once, before any operation)."""
+        ...
+
+    def call(self, op: str, args: Mapping[str, Any]) -> Any:
+        """Run one operation; raise ImplementationError or AdapterFault on failure."""
+        ...
+
+    def close(self) -> None:
+        """Release the implementation (end the process, drop state)."""
+        ...

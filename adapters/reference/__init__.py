@@ -1,0 +1,112 @@
+"""The in-process reference-model adapter.
+
+Each area registers its operations in one module of this package with ``@op``; the
+adapter dispatches by name.  Handlers take the adapter's per-instance state and the JSON
+arguments, and return JSON or raise ``DshError`` (which becomes a typed protocol error).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from attrs import define, field, frozen
+
+from dsh_conformance.adapters.contract import (
+    Handshake,
+    ImplementationError,
+    ImplementationInfo,
+)
+from dsh_conformance.model.errors import DshError, ErrorCode
+
+Handler = Callable[["State", Mapping[str, Any]], Any]
+
+#: Modules that register operations; each owns one area.
+_OP_MODULES = ("uri_ops", "prepare_ops", "agent_ops", "side_ops")
+
+
+@frozen
+class Op:
+    """One registered operation."""
+
+    name: str
+    capability: str
+    handler: Handler
+
+
+REGISTRY: dict[str, Op] = {}
+
+
+def op(name: str, capability: str) -> Callable[[Handler], Handler]:
+    """Register *handler* as the reference model's implementation of operation *name*."""
+
+    def register(handler: Handler) -> Handler:
+        if name in REGISTRY:
+            raise RuntimeError(f"operation {name!r} registered twice")
+        REGISTRY[name] = Op(name, capability, handler)
+        return handler
+
+    return register
+
+
+@define
+class State:
+    """Per-adapter mutable state, one slot per area (only stateful areas use it)."""
+
+    slots: dict[str, Any] = field(factory=dict)
+
+    def area(self, name: str, factory: Callable[[], Any]) -> Any:
+        """The state object of area *name*, created by *factory* on first use."""
+        if name not in self.slots:
+            self.slots[name] = factory()
+        return self.slots[name]
+
+
+def _load_ops() -> None:
+    for module in _OP_MODULES:
+        try:
+            importlib.import_module(f"{__name__}.{module}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{module}":
+                raise
+
+
+class ReferenceAdapter:
+    """The executable reference model behind the adapter contract, in-process."""
+
+    def __init__(self, capabilities: frozenset[str] | None = None) -> None:
+        _load_ops()
+        self.state = State()
+        declared = {o.capability for o in REGISTRY.values()}
+        self._capabilities = declared if capabilities is None else capabilities & declared
+
+    def handshake(self) -> Handshake:
+        from dsh_conformance import __version__
+
+        return Handshake(
+            implementation=ImplementationInfo(
+                name="dsh-conformance reference model",
+                language="python",
+                version=__version__,
+                homepage="https://github.com/dsh-conformance/dsh-conformance",
+            ),
+            capabilities=frozenset(self._capabilities),
+        )
+
+    def call(self, op: str, args: Mapping[str, Any]) -> Any:
+        if op == "reset":
+            self.state = State()
+            return None
+        entry = REGISTRY.get(op)
+        if entry is None or entry.capability not in self._capabilities:
+            raise ImplementationError(
+                ErrorCode.UNSUPPORTED_OPERATION, f"operation {op!r} is not supported"
+            )
+        try:
+            return entry.handler(self.state, args)
+        except DshError as exc:
+            raise ImplementationError(exc.code, exc.message) from exc
+
+    def close(self) -> None:
+        self.state = State()

@@ -1,0 +1,41 @@
+"""Reference operations for URIs, mentions and tag-safe serialization."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dsh_conformance.adapters.reference import State, op
+from dsh_conformance.model import jsstr, mentions, serialization, uri
+from dsh_conformance.model.errors import DshError, ErrorCode
+
+
+def _arg(args: Mapping[str, Any], name: str) -> Any:
+    if name not in args:
+        raise DshError(ErrorCode.INVALID_ARGUMENT, f"missing argument {name!r}")
+    return args[name]
+
+
+@op("uri.encode", "uri")
+def _encode(state: State, args: Mapping[str, Any]) -> str:
+    return uri.encode(_arg(args, "sessionId"))
+
+
+@op("uri.decode", "uri")
+def _decode(state: State, args: Mapping[str, Any]) -> str:
+    return uri.decode(_arg(args, "uri"))
+
+
+@op("mention.format", "uri")
+def _format(state: State, args: Mapping[str, Any]) -> str:
+    return mentions.format_mention(_arg(args, "sessionId"), args.get("label"))
+
+
+@op("mention.parse", "mention")
+def _parse(state: State, args: Mapping[str, Any]) -> dict[str, object]:
+    return mentions.parse(_arg(args, "text")).to_json()
+
+
+@op("json.tagSafe", "serialization")
+def _tag_safe(state: State, args: Mapping[str, Any]) -> str:
+    return serialization.stringify_tag_safe(args.get("value", jsstr.UNDEFINED))

@@ -1,0 +1,290 @@
+"""JavaScript string and JSON semantics, in one place.
+
+Session ids, labels and texts are JavaScript strings: sequences of UTF-16 code units in
+which a lone surrogate is legal.  The model represents one as a Python ``str`` in
+*canonical form*: every valid surrogate pair is combined into its astral code point and
+every lone surrogate stays a single code point.  Two strings are then equal exactly when
+their UTF-16 code units are equal, and Python's code-point regexes behave like JavaScript
+``/u`` regexes (JS-STR decisions D-1..D-4 in spec/decisions/foundation.toml).
+
+Everything byte-exact in the project goes through this module: ``JSON.stringify``
+(ES2019 well-formed output), Node's ``Buffer.byteLength``, ``TextEncoder`` and unpadded
+base64url.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final, TypeAlias
+
+from dsh_conformance.model.errors import DshError, ErrorCode
+
+#: A JSON value as the model sees it (``dict`` keys are JS strings, order is insertion order).
+JsonValue: TypeAlias = (
+    "None | bool | int | float | str | list[JsonValue] | dict[str, JsonValue]"
+)
+
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+#: JavaScript ``\s`` under the ``u`` flag (ECMAScript WhiteSpace + LineTerminator).  Python's
+#: ``\s`` differs: it adds U+001C..U+001F and U+0085 and lacks U+FEFF.
+JS_WHITESPACE: Final = (
+    "\t\n\x0b\x0c\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
+    "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+#: The four JavaScript line terminators: what ``.`` (without ``s``) does not match.
+JS_LINE_TERMINATORS: Final = "\n\r\u2028\u2029"
+
+
+def canonical(s: str) -> str:
+    """Return *s* with surrogate pairs combined and lone surrogates kept (requirement: D-1).
+
+    Strings from Python literals such as ``"\\ud83d\\ude00"`` hold two code points that
+    JavaScript sees as one character; after this they compare equal to ``"😀"``.
+    """
+    if not _LONE_SURROGATE.search(s):
+        return s
+    return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+def is_canonical(s: str) -> bool:
+    """Whether *s* is already in canonical form (no adjacent high+low surrogate pair)."""
+    return canonical(s) == s
+
+
+def to_code_units(s: str) -> list[int]:
+    """The UTF-16 code units of *s*, as JavaScript's ``charCodeAt`` would list them."""
+    data = s.encode("utf-16-le", "surrogatepass")
+    return [data[i] | (data[i + 1] << 8) for i in range(0, len(data), 2)]
+
+
+def from_code_units(units: Iterable[int]) -> str:
+    """Build the canonical string for a sequence of UTF-16 code units."""
+    data = bytearray()
+    for unit in units:
+        if not 0 <= unit <= 0xFFFF:
+            raise DshError(ErrorCode.INVALID_ARGUMENT, f"not a UTF-16 code unit: {unit!r}")
+        data += bytes((unit & 0xFF, unit >> 8))
+    return bytes(data).decode("utf-16-le", "surrogatepass")
+
+
+def js_length(s: str) -> int:
+    """JavaScript ``s.length``: the number of UTF-16 code units."""
+    return len(s) + sum(1 for ch in s if ord(ch) > 0xFFFF)
+
+
+def utf8_length(s: str) -> int:
+    """Node ``Buffer.byteLength(s, "utf8")``: a lone surrogate counts 3 (as U+FFFD would)."""
+    return len(s.encode("utf-8", "surrogatepass"))
+
+
+def utf8_encode(s: str) -> bytes:
+    """``TextEncoder.encode``: lone surrogates become U+FFFD (EF BF BD)."""
+    return _LONE_SURROGATE.sub("\ufffd", s).encode("utf-8")
+
+
+def utf8_decode(data: bytes) -> str:
+    """``TextDecoder.decode`` (non-fatal): invalid sequences become U+FFFD."""
+    return data.decode("utf-8", "replace")
+
+
+def base64url_encode(data: bytes) -> str:
+    """Node ``Buffer.toString("base64url")``: URL-safe alphabet, no ``=`` padding."""
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def base64url_decode_strict(payload: str) -> bytes:
+    """Strictly decode unpadded base64url; raise ``ValueError`` on anything non-canonical."""
+    if not re.fullmatch(r"[A-Za-z0-9_-]*", payload) or len(payload) % 4 == 1:
+        raise ValueError("not unpadded base64url")
+    data = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
+    if base64url_encode(data) != payload:
+        raise ValueError("non-zero trailing bits")
+    return data
+
+
+# --- JSON.stringify -------------------------------------------------------------------------
+
+
+class Undefined:
+    """JavaScript ``undefined``: a value ``JSON.stringify`` cannot serialize at top level."""
+
+    _instance: Undefined | None = None
+
+    def __new__(cls) -> Undefined:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "undefined"
+
+
+UNDEFINED: Final = Undefined()
+
+
+def quote(s: str) -> str:
+    """``JSON.stringify`` of one string (ES2019 well-formed: lone surrogates as ``\\udxxx``)."""
+    out = json.dumps(s, ensure_ascii=False)
+    if _LONE_SURROGATE.search(out):
+        out = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
+    return out
+
+
+def number_to_string(x: float | int) -> str:
+    """ECMAScript ``Number::toString`` for a finite number (shortest round-trip digits)."""
+    if isinstance(x, bool):
+        raise DshError(ErrorCode.INVALID_ARGUMENT, "a boolean is not a number")
+    if isinstance(x, int):
+        if abs(x) > 2**53:
+            x = float(x)
+        else:
+            return str(x)
+    if x == 0:
+        return "0"
+    if x < 0:
+        return "-" + number_to_string(-x)
+    digits, exponent = _shortest_digits(x)
+    k = len(digits)
+    n = exponent + k  # position of the decimal point relative to the digit string
+    if k <= n <= 21:
+        return digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return "0." + "0" * (-n) + digits
+    e = n - 1
+    sign = "+" if e >= 0 else "-"
+    mantissa = digits if k == 1 else digits[0] + "." + digits[1:]
+    return f"{mantissa}e{sign}{abs(e)}"
+
+
+def _shortest_digits(x: float) -> tuple[str, int]:
+    """Return (digits, exponent) with x == int(digits) * 10**exponent, digits minimal."""
+    text = repr(x)
+    mantissa, _, exp = text.partition("e")
+    exponent = int(exp) if exp else 0
+    whole, _, frac = mantissa.partition(".")
+    if frac == "0":
+        frac = ""
+    digits = (whole + frac).lstrip("0")
+    exponent -= len(frac)
+    stripped = digits.rstrip("0")
+    exponent += len(digits) - len(stripped)
+    return stripped or "0", exponent
+
+
+def stringify(value: object) -> str:
+    """``JSON.stringify(value)`` with no indentation, byte-for-byte as Node prints it.
+
+    Dicts keep insertion order; ``NaN``/``±Infinity`` serialize as ``null`` (as in JS);
+    ``-0.0`` as ``0``.  Values JSON cannot express (``UNDEFINED`` at top level, sets,
+    bytes, non-string keys, cycles) raise ``DshError(JSON_NOT_SERIALIZABLE)``.
+    """
+    parts: list[str] = []
+    _write(value, parts, set())
+    return "".join(parts)
+
+
+def _write(value: object, out: list[str], active: set[int]) -> None:
+    if value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif isinstance(value, str):
+        out.append(quote(value))
+    elif isinstance(value, int):
+        out.append(number_to_string(value))
+    elif isinstance(value, float):
+        out.append(number_to_string(value) if math.isfinite(value) else "null")
+    elif isinstance(value, Mapping):
+        if id(value) in active:
+            raise DshError(ErrorCode.JSON_NOT_SERIALIZABLE, "cyclic object value")
+        active.add(id(value))
+        out.append("{")
+        first = True
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise DshError(
+                    ErrorCode.JSON_NOT_SERIALIZABLE, f"object key {key!r} is not a string"
+                )
+            if item is UNDEFINED:
+                continue  # JSON.stringify omits undefined-valued properties
+            if not first:
+                out.append(",")
+            first = False
+            out.append(quote(key))
+            out.append(":")
+            _write(item, out, active)
+        out.append("}")
+        active.discard(id(value))
+    elif isinstance(value, list | tuple):
+        if id(value) in active:
+            raise DshError(ErrorCode.JSON_NOT_SERIALIZABLE, "cyclic object value")
+        active.add(id(value))
+        out.append("[")
+        for index, item in enumerate(value):
+            if index:
+                out.append(",")
+            if item is UNDEFINED:
+                out.append("null")  # JSON.stringify writes undefined array slots as null
+            else:
+                _write(item, out, active)
+        out.append("]")
+        active.discard(id(value))
+    else:
+        raise DshError(
+            ErrorCode.JSON_NOT_SERIALIZABLE,
+            f"a value of type {type(value).__name__} is not JSON-serializable",
+        )
+
+
+def parse(text: str) -> JsonValue:
+    """``JSON.parse``: strict JSON text to a canonical JSON value.
+
+    Escaped surrogate pairs combine, lone-surrogate escapes stay lone; ``NaN`` and
+    ``Infinity`` literals (which Python's parser would accept) are rejected.
+    """
+
+    def _reject(token: str) -> float:
+        raise ValueError(f"{token} is not JSON")
+
+    value: JsonValue = json.loads(text, parse_constant=_reject, object_pairs_hook=_pairs)
+    return canonical_value(value)
+
+
+def _pairs(items: Sequence[tuple[str, JsonValue]]) -> dict[str, JsonValue]:
+    # JSON.parse keeps the last duplicate key, in the position of its first appearance.
+    return dict(items)
+
+
+def canonical_value(value: JsonValue) -> JsonValue:
+    """Canonicalize every string (keys included) inside a JSON value."""
+    if isinstance(value, str):
+        return canonical(value)
+    if isinstance(value, list):
+        return [canonical_value(v) for v in value]
+    if isinstance(value, dict):
+        return {canonical(k): canonical_value(v) for k, v in value.items()}
+    return value
+
+
+def json_equal(a: object, b: object) -> bool:
+    """JSON equality as JavaScript sees it: key order ignored, 1 == 1.0, bools not numbers."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, str) and isinstance(b, str):
+        return canonical(a) == canonical(b)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    return a is None and b is None

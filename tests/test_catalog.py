@@ -1,0 +1,60 @@
+"""The requirement catalog: valid, traceable, and faithful to the seeds."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from dsh_conformance.spec import load_catalog
+
+SEEDS = Path(__file__).resolve().parents[1].parent / "shared" / "seeds"
+
+
+def normalize(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def test_catalog_loads_and_validates() -> None:
+    catalog = load_catalog()
+    assert catalog.requirements
+    assert catalog.decisions
+
+
+def test_every_cited_decision_exists() -> None:
+    catalog = load_catalog()
+    for req in catalog.requirements.values():
+        for d in req.decisions:
+            assert d in catalog.decisions, f"{req.id} cites unknown decision {d}"
+    for dec in catalog.decisions.values():
+        for r in dec.requirements:
+            assert r in catalog.requirements, f"{dec.id} cites unknown requirement {r}"
+
+
+def test_decisions_are_numbered_without_duplicates() -> None:
+    numbers = [int(d.removeprefix("D-")) for d in load_catalog().decisions]
+    assert len(numbers) == len(set(numbers))
+
+
+def test_every_verification_item_and_acceptance_criterion_is_covered() -> None:
+    catalog = load_catalog()
+    covered = {v for r in catalog.requirements.values() for v in r.verification}
+    missing = sorted(set(catalog.verification) - covered)
+    assert not missing, f"verification items without a requirement: {missing}"
+
+
+def test_quotes_are_verbatim_seed_sentences() -> None:
+    if not SEEDS.is_dir():
+        if os.environ.get("CI", "").lower() in {"1", "true", "yes"}:
+            pytest.fail(f"the seeds must be present in CI at {SEEDS}")
+        pytest.skip(f"seed notes not found at {SEEDS}")
+    catalog = load_catalog()
+    texts: dict[str, str] = {}
+    for req in catalog.requirements.values():
+        if req.seed_file is None:
+            continue
+        if req.seed_file not in texts:
+            texts[req.seed_file] = normalize((SEEDS / req.seed_file).read_text(encoding="utf-8"))
+        assert normalize(req.quote) in texts[req.seed_file], f"{req.id}: quote not in seed {req.seed}"
