@@ -8,7 +8,7 @@ in-process adapter or a process on the other end of a pipe (spec/schemas/protoco
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from attrs import field, frozen
@@ -30,6 +30,10 @@ CAPABILITIES: Mapping[str, str] = {
     "side": "side sessions: fork, advisor framing, merge-back",
     "side.deny-gate": "a tools pre-execute deny gate for read-only side sessions",
 }
+
+
+def _frozen_strings(items: Iterable[str]) -> frozenset[str]:
+    return frozenset(items)
 
 
 @frozen
@@ -55,7 +59,7 @@ class Handshake:
     """The reply to ``handshake``: protocol version, identity and declared capabilities."""
 
     implementation: ImplementationInfo
-    capabilities: frozenset[str] = field(converter=frozenset)
+    capabilities: frozenset[str] = field(converter=_frozen_strings)
     protocol: int = PROTOCOL_VERSION
 
     def to_json(self) -> dict[str, Any]:
@@ -75,7 +79,7 @@ class Handshake:
                 version=str(impl.get("version", "")),
                 homepage=str(impl.get("homepage", "")),
             ),
-            capabilities=frozenset(str(c) for c in data["capabilities"]),
+            capabilities=frozenset([str(c) for c in data["capabilities"]]),
             protocol=int(data["protocol"]),
         )
 

@@ -6,9 +6,8 @@ then canonicalized (model/jsstr.py D-1).  Hard cases are drawn often, not left t
 
 from __future__ import annotations
 
-from hypothesis import strategies as st
-
 from dsh_conformance.model.jsstr import canonical, from_code_units
+from hypothesis import strategies as st
 
 #: Substrings that have broken, or could break, an implementation of the seeds.
 HOSTILE: tuple[str, ...] = (
@@ -52,8 +51,26 @@ HOSTILE: tuple[str, ...] = (
 )
 
 _special_units = st.sampled_from(
-    [0x00, 0x0A, 0x0D, 0x22, 0x5C, 0x5D, 0x3C, 0x1C, 0x7F, 0xA0, 0x2028, 0xFEFF,
-     0xD800, 0xDBFF, 0xDC00, 0xDFFF, 0xD83D, 0xDE00]
+    [
+        0x00,
+        0x0A,
+        0x0D,
+        0x22,
+        0x5C,
+        0x5D,
+        0x3C,
+        0x1C,
+        0x7F,
+        0xA0,
+        0x2028,
+        0xFEFF,
+        0xD800,
+        0xDBFF,
+        0xDC00,
+        0xDFFF,
+        0xD83D,
+        0xDE00,
+    ]
 )
 _any_unit = st.integers(min_value=0, max_value=0xFFFF)
 _ascii_unit = st.integers(min_value=0x20, max_value=0x7E)
@@ -83,7 +100,9 @@ def json_values(max_leaves: int = 12) -> st.SearchStrategy[object]:
         st.none(),
         st.booleans(),
         st.integers(min_value=-(2**53) + 1, max_value=2**53 - 1),
-        st.floats(allow_nan=False, allow_infinity=False).filter(lambda x: x == 0 or abs(x) > 1e-300),
+        st.floats(allow_nan=False, allow_infinity=False).filter(
+            lambda x: x == 0 or abs(x) > 1e-300
+        ),
         js_strings(),
     )
     return st.recursive(

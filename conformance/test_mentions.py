@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import assume, example, given
-from hypothesis import strategies as st
-
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.conformance.strategies import HOSTILE, base64url_runs, js_strings
+from hypothesis import assume, example, given
+from hypothesis import strategies as st
 
 pytestmark = pytest.mark.capability("mention")
 
@@ -36,14 +35,17 @@ def test_formatted_mentions_parse_back(impl: Implementation, sid: str, label: st
     args = {"sessionId": sid} if label is None else {"sessionId": sid, "label": label}
     mention = impl.call("mention.format", **args)
     shown = sid if label is None else label
-    assert mention.startswith("@[") and mention.endswith("](" + uri_of(impl, sid) + ")")
+    assert mention.startswith("@[")
+    assert mention.endswith("](" + uri_of(impl, sid) + ")")
     parsed = impl.call("mention.parse", text=mention)
     assert parsed == {"text": "@" + shown, "references": refs((sid, shown))}
 
 
 @pytest.mark.req("MENTION-002")
 @given(js_strings())
-def test_label_escaping_touches_only_backslash_and_bracket(impl: Implementation, label: str) -> None:
+def test_label_escaping_touches_only_backslash_and_bracket(
+    impl: Implementation, label: str
+) -> None:
     mention = impl.call("mention.format", sessionId="s", label=label)
     raw = mention[2 : mention.rindex("](")]
     expected = label.replace("\\", "\\\\").replace("]", "\\]")
@@ -74,7 +76,7 @@ def test_empty_or_punctuation_only_uses_stay_text(impl: Implementation, text: st
 
 
 @pytest.mark.req("MENTION-005", "MENTION-004")
-@given(js_strings(max_size=12), st.sampled_from(list(".,;:!?)'`\"]}>") + ["\xa0x", " and", "\n"]))
+@given(js_strings(max_size=12), st.sampled_from([*".,;:!?)'`\"]}>", "\xa0x", " and", "\n"]))
 def test_boundary_punctuation_stays_in_text(impl: Implementation, sid: str, tail: str) -> None:
     uri = uri_of(impl, sid)
     parsed = impl.call("mention.parse", text=f"see {uri}{tail}")
@@ -122,7 +124,10 @@ def test_python_only_whitespace_does_not_end_a_mention_uri(impl: Implementation,
 
 
 @pytest.mark.req("MENTION-003", "MENTION-008")
-@given(st.text(alphabet=st.characters(blacklist_characters=JS_WS | {")"}), max_size=12), js_strings(max_size=8))
+@given(
+    st.text(alphabet=st.characters(blacklist_characters=JS_WS | {")"}), max_size=12),
+    js_strings(max_size=8),
+)
 @example("%%%", "bad")
 @example("", "x")
 def test_explicit_mentions_reject_malformed_uris(
@@ -132,7 +137,9 @@ def test_explicit_mentions_reject_malformed_uris(
     if impl.error_code("uri.decode", uri=uri) is None:
         return  # happened to draw a canonical URI
     mention = "@[" + label.replace("\\", "\\\\").replace("]", "\\]") + "](" + uri + ")"
-    assert impl.error_code("mention.parse", text=f"ok {uri_of(impl, 'a')} then {mention}") == INVALID
+    assert (
+        impl.error_code("mention.parse", text=f"ok {uri_of(impl, 'a')} then {mention}") == INVALID
+    )
 
 
 @pytest.mark.req("MENTION-004", "MENTION-008")

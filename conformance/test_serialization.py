@@ -6,10 +6,9 @@ import json
 import re
 
 import pytest
-from hypothesis import example, given
-
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.conformance.strategies import js_strings, json_values
+from hypothesis import example, given
 
 pytestmark = pytest.mark.capability("serialization")
 
@@ -80,7 +79,10 @@ def _integral_numbers_only(value: object) -> bool:
         ("\ud800", '"\\ud800"'),
         ("\u2028\u2029\x7f", '"\u2028\u2029\x7f"'),
         ("\x08\t\n\x0c\r\x01\x1f", '"\\b\\t\\n\\f\\r\\u0001\\u001f"'),
-        ([1, 1.5, 1e21, 1e-7, 0.1, -0.0, 123456789012345680000.0], "[1,1.5,1e+21,1e-7,0.1,0,123456789012345680000]"),
+        (
+            [1, 1.5, 1e21, 1e-7, 0.1, -0.0, 123456789012345680000.0],
+            "[1,1.5,1e+21,1e-7,0.1,0,123456789012345680000]",
+        ),
         ({"b": 1, "a": [None, True, False]}, '{"b":1,"a":[null,true,false]}'),
         ("&>", '"&>"'),
     ],

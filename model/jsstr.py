@@ -24,9 +24,7 @@ from typing import Final, TypeAlias
 from dsh_conformance.model.errors import DshError, ErrorCode
 
 #: A JSON value as the model sees it (``dict`` keys are JS strings, order is insertion order).
-JsonValue: TypeAlias = (
-    "None | bool | int | float | str | list[JsonValue] | dict[str, JsonValue]"
-)
+JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
 
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 

@@ -39,9 +39,7 @@ class Requirement:
 
     @property
     def seed_file(self) -> str | None:
-        return {"000": "000_80154294bfbaae69.txt", "004": "004_66741de1e402cc1a.txt"}.get(
-            self.seed
-        )
+        return {"000": "000_80154294bfbaae69.txt", "004": "004_66741de1e402cc1a.txt"}.get(self.seed)
 
 
 @frozen
@@ -72,7 +70,11 @@ class Catalog:
 
 def raw_catalog() -> dict[str, list[dict[str, Any]]]:
     """The merged TOML content, before validation."""
-    merged: dict[str, list[dict[str, Any]]] = {"requirement": [], "decision": [], "verification": []}
+    merged: dict[str, list[dict[str, Any]]] = {
+        "requirement": [],
+        "decision": [],
+        "verification": [],
+    }
     root = resources.files(__name__)
     for folder in ("requirements", "decisions"):
         for entry in sorted((root / folder).iterdir(), key=lambda p: p.name):

@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from dsh_conformance.spec import load_catalog
 
 SEEDS = Path(__file__).resolve().parents[1].parent / "shared" / "seeds"
@@ -57,4 +56,6 @@ def test_quotes_are_verbatim_seed_sentences() -> None:
             continue
         if req.seed_file not in texts:
             texts[req.seed_file] = normalize((SEEDS / req.seed_file).read_text(encoding="utf-8"))
-        assert normalize(req.quote) in texts[req.seed_file], f"{req.id}: quote not in seed {req.seed}"
+        assert normalize(req.quote) in texts[req.seed_file], (
+            f"{req.id}: quote not in seed {req.seed}"
+        )

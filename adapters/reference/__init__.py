@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from attrs import define, field, frozen
-
 from dsh_conformance.adapters.contract import (
     Handshake,
     ImplementationError,
@@ -79,7 +78,9 @@ class ReferenceAdapter:
         _load_ops()
         self.state = State()
         declared = {o.capability for o in REGISTRY.values()}
-        self._capabilities = declared if capabilities is None else capabilities & declared
+        self._capabilities: frozenset[str] = frozenset(
+            declared if capabilities is None else capabilities & declared
+        )
 
     def handshake(self) -> Handshake:
         from dsh_conformance import __version__
