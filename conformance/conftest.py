@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from dsh_conformance.adapters.client import Implementation
 
 from dsh_conformance import pytest_plugin
+from dsh_conformance.adapters.client import Implementation
 
 
 @pytest.fixture(scope="session")

@@ -6,8 +6,9 @@ then canonicalized (model/jsstr.py D-1).  Hard cases are drawn often, not left t
 
 from __future__ import annotations
 
-from dsh_conformance.model.jsstr import canonical, from_code_units
 from hypothesis import strategies as st
+
+from dsh_conformance.model.jsstr import canonical, from_code_units
 
 #: Substrings that have broken, or could break, an implementation of the seeds.
 HOSTILE: tuple[str, ...] = (

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from dsh_conformance.adapters.client import Implementation
-from dsh_conformance.conformance.strategies import HOSTILE, base64url_runs, js_strings
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
+
+from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.conformance.strategies import HOSTILE, base64url_runs, js_strings
 
 pytestmark = pytest.mark.capability("mention")
 

@@ -6,9 +6,10 @@ import json
 import re
 
 import pytest
+from hypothesis import example, given
+
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.conformance.strategies import js_strings, json_values
-from hypothesis import example, given
 
 pytestmark = pytest.mark.capability("serialization")
 

@@ -7,10 +7,11 @@ import json
 import re
 
 import pytest
-from dsh_conformance.adapters.client import Implementation
-from dsh_conformance.conformance.strategies import base64url_runs, js_strings
 from hypothesis import example, given
 from hypothesis import strategies as st
+
+from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.conformance.strategies import base64url_runs, js_strings
 
 pytestmark = pytest.mark.capability("uri")
 

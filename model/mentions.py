@@ -13,6 +13,7 @@ import re
 from typing import Final
 
 from attrs import frozen
+
 from dsh_conformance.model import jsstr, uri
 from dsh_conformance.model.errors import DshError, ErrorCode
 

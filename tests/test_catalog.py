@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from dsh_conformance.spec import load_catalog
 
 SEEDS = Path(__file__).resolve().parents[1].parent / "shared" / "seeds"

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from attrs import define, field, frozen
+
 from dsh_conformance.adapters.contract import (
     Handshake,
     ImplementationError,
