@@ -1,0 +1,1 @@
+// Agent ops: filled in once spec/schemas/ops/agent.json lands.

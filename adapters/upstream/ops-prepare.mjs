@@ -1,0 +1,1 @@
+// Preparation ops: filled in once spec/schemas/ops/preparation.json lands.
