@@ -14,12 +14,14 @@ base64url.
 
 from __future__ import annotations
 
-import base64
+import binascii
 import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, TypeAlias
+
+import orjson
 
 from dsh_conformance.model.errors import DshError, ErrorCode
 
@@ -44,9 +46,20 @@ def canonical(s: str) -> str:
     Strings from Python literals such as ``"\\ud83d\\ude00"`` hold two code points that
     JavaScript sees as one character; after this they compare equal to ``"😀"``.
     """
-    if not _LONE_SURROGATE.search(s):
+    if not has_surrogate(s):
         return s
     return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+def has_surrogate(s: str) -> bool:
+    """Whether *s* holds any surrogate code point (C-speed: strict UTF-8 refuses them)."""
+    if s.isascii():
+        return False
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def is_canonical(s: str) -> bool:
@@ -77,7 +90,7 @@ def js_length(s: str) -> int:
 
 def utf8_length(s: str) -> int:
     """Node ``Buffer.byteLength(s, "utf8")``: a lone surrogate counts 3 (as U+FFFD would)."""
-    return len(s.encode("utf-8", "surrogatepass"))
+    return len(canonical(s).encode("utf-8", "surrogatepass"))
 
 
 def utf8_encode(s: str) -> bytes:
@@ -90,19 +103,41 @@ def utf8_decode(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
+_TO_URLSAFE: Final = bytes.maketrans(b"+/", b"-_")
+#: base64url -> standard alphabet; '+', '/' and '=' map to NUL, which strict decoding refuses.
+_FROM_URLSAFE: Final = bytes.maketrans(b"-_+/=", b"+/\x00\x00\x00")
+_B64_LAST_MASK: Final = {2: 0x0F, 3: 0x03}
+_B64_VALUE: Final = {
+    c: i for i, c in enumerate(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+}
+
+
 def base64url_encode(data: bytes) -> str:
     """Node ``Buffer.toString("base64url")``: URL-safe alphabet, no ``=`` padding."""
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+    encoded = binascii.b2a_base64(data, newline=False).translate(_TO_URLSAFE)
+    return encoded.rstrip(b"=").decode("ascii")
 
 
 def base64url_decode_strict(payload: str) -> bytes:
-    """Strictly decode unpadded base64url; raise ``ValueError`` on anything non-canonical."""
-    if not re.fullmatch(r"[A-Za-z0-9_-]*", payload) or len(payload) % 4 == 1:
-        raise ValueError("not unpadded base64url")
-    data = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
-    if base64url_encode(data) != payload:
+    """Strictly decode unpadded base64url; raise ``ValueError`` on anything non-canonical.
+
+    Canonical means ``base64url_encode`` of the result gives *payload* back: only the
+    alphabet, no padding, no impossible length, and zero unused trailing bits.
+    """
+    try:
+        data = payload.encode("ascii")
+    except UnicodeEncodeError as exc:
+        raise ValueError("not base64url") from exc
+    rest = len(data) % 4
+    if rest == 1:
+        raise ValueError("impossible base64 length")
+    if rest and _B64_VALUE.get(data[-1], 0) & _B64_LAST_MASK[rest]:
         raise ValueError("non-zero trailing bits")
-    return data
+    standard = data.translate(_FROM_URLSAFE) + b"=" * (-len(data) % 4)
+    try:
+        return binascii.a2b_base64(standard, strict_mode=True)
+    except binascii.Error as exc:
+        raise ValueError(str(exc)) from exc
 
 
 # --- JSON.stringify -------------------------------------------------------------------------
@@ -127,10 +162,22 @@ UNDEFINED: Final = Undefined()
 
 def quote(s: str) -> str:
     """``JSON.stringify`` of one string (ES2019 well-formed: lone surrogates as ``\\udxxx``)."""
-    out = json.dumps(s, ensure_ascii=False)
-    if _LONE_SURROGATE.search(out):
+    return quote_bytes(s).decode("utf-8")
+
+
+def quote_bytes(s: str) -> bytes:
+    """UTF-8 bytes of ``quote(s)``.
+
+    orjson spells every well-formed string exactly as ``JSON.stringify`` does (checked
+    over all of Unicode in tests/test_jsstr.py) and refuses surrogates, which sends
+    strings that hold any to the slower path that escapes lone ones.
+    """
+    try:
+        return orjson.dumps(s)
+    except TypeError:
+        out = json.dumps(canonical(s), ensure_ascii=False)
         out = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
-    return out
+        return out.encode("utf-8")
 
 
 def number_to_string(x: float | int) -> str:

@@ -81,12 +81,27 @@ def parse(text: str) -> ParsedText:
     if "dsh-session:" not in text:
         return ParsedText(text, ())
     found: list[Reference] = []
-
-    def replace(match: re.Match[str]) -> str:
+    out: list[str] = []
+    pos = 0
+    # A match can only start at "@[" or at the scheme, so try the pattern only there, in
+    # order: the same leftmost scan as a global regex replace, without visiting every
+    # character of a long text.
+    while True:
+        starts = [i for i in (text.find("@[", pos), text.find("dsh-session:", pos)) if i >= 0]
+        if not starts:
+            break
+        start = min(starts)
+        match = _PATTERN.match(text, start)
+        if match is None:
+            out.append(text[pos : start + 1])
+            pos = start + 1
+            continue
         raw_label, markdown_uri, bare_uri = match.groups()
         sid = uri.decode(markdown_uri if markdown_uri is not None else bare_uri)
         label = unescape_label(raw_label) if markdown_uri is not None else sid
         found.append(Reference(sid, label))
-        return "@" + label
-
-    return ParsedText(_PATTERN.sub(replace, text), tuple(found))
+        out.append(text[pos:start])
+        out.append("@" + label)
+        pos = match.end()
+    out.append(text[pos:])
+    return ParsedText("".join(out), tuple(found))

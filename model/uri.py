@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Final
 
+import orjson
+
 from dsh_conformance.model import jsstr
 from dsh_conformance.model.errors import DshError, ErrorCode
 
@@ -29,9 +31,9 @@ def _require_str(value: object, what: str) -> str:
 
 def encode(session_id: str) -> str:
     """URI-001: the canonical URI of *session_id* (any JS string, lone surrogates included)."""
-    sid = _require_str(session_id, "session id")
-    payload = jsstr.quote(sid).encode("utf-8")  # quote() output is always well-formed
-    return SCHEME + jsstr.base64url_encode(payload)
+    if not isinstance(session_id, str):
+        _require_str(session_id, "session id")
+    return SCHEME + jsstr.base64url_encode(jsstr.quote_bytes(session_id))
 
 
 def _invalid(uri: object) -> DshError:
@@ -51,12 +53,17 @@ def decode(uri: str) -> str:
         raise _invalid(uri)
     try:
         raw = jsstr.base64url_decode_strict(payload)
-        value = json.loads(raw.decode("utf-8"))
+        try:
+            value = orjson.loads(raw)
+        except orjson.JSONDecodeError:  # e.g. lone-surrogate escapes, which orjson refuses
+            value = json.loads(raw.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         raise _invalid(uri) from exc
     if not isinstance(value, str):
         raise _invalid(uri)
     value = jsstr.canonical(value)
-    if encode(value) != uri:
+    # base64 decoding was already canonical, so comparing the JSON bytes is the full
+    # "encode(value) == uri" check (D-6).
+    if jsstr.quote_bytes(value) != raw:
         raise _invalid(uri)
     return value
