@@ -274,7 +274,10 @@ def create(rest: str = "") -> Adapter:
 
     argv, folder = command()
     timeout = float(os.environ.get("DSH_UPSTREAM_TIMEOUT", "30"))
-    return SubprocessAdapter(argv, cwd=folder, env=_environment(), timeout=timeout, name="upstream")
+    adapter: Adapter = SubprocessAdapter(
+        argv, cwd=folder, env=_environment(), timeout=timeout, name="upstream"
+    )
+    return adapter
 
 
 register(
