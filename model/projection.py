@@ -1,0 +1,126 @@
+"""Projection: the current surface of a source session as plain conversation items.
+
+Seed 000 "Snapshot and projection", paragraph 2 (PROJ-*).  Kept: direct-user messages and
+user steering, completed assistant text, and checkpoint user messages carrying the compact
+marker.  A prompt that carries a model-hidden envelope contributes only its
+``displayContent`` (non-recursive, PROJ-004).  Everything else on the surface -- tool
+results, injected context, other plugins' user messages, reasoning blocks -- projects to
+nothing; shadowed nodes and log-only records never reach the surface at all (model/session).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, Literal
+
+from attrs import frozen
+
+from dsh_conformance.model.errors import DshError, ErrorCode
+from dsh_conformance.model.session import Event
+
+#: The canonical source of a compact checkpoint (D-30): ``kind`` and ``plugin`` only.
+COMPACT_SOURCE: Final = {"kind": "plugin", "plugin": "compact"}
+
+Role = Literal["user", "assistant"]
+
+
+@frozen
+class ProjectedItem:
+    """One projected message: its role, its text, and whether it is a compact checkpoint."""
+
+    role: Role
+    text: str
+    checkpoint: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"role": self.role, "text": self.text, "checkpoint": self.checkpoint}
+
+
+def _invalid(event: Event, what: str) -> DshError:
+    return DshError(ErrorCode.INVALID_EVENT, f"{event.type} at seq {event.seq}: {what}")
+
+
+def is_compact_checkpoint_source(source: object) -> bool:
+    """PROJ-003, D-30: ``source.kind == 'plugin' and source.plugin == 'compact'``.
+
+    Extra fields are ignored and ``surfaceOp`` is not consulted: the marker is part of the
+    compaction capability contract, not of one backend's replace operation.
+    """
+    return (
+        isinstance(source, Mapping)
+        and source.get("kind") == "plugin"
+        and source.get("plugin") == "compact"
+    )
+
+
+def is_user_source(source: object) -> bool:
+    """A direct-human source: ``kind == 'user'`` (extra fields ignored)."""
+    return isinstance(source, Mapping) and source.get("kind") == "user"
+
+
+def text_content(blocks: Iterable[object]) -> str:
+    """PROJ-006: the ``text`` of every text block, joined with LF (non-text blocks skipped)."""
+    return "\n".join(
+        block["text"]
+        for block in blocks
+        if isinstance(block, Mapping)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
+    )
+
+
+def _blocks(event: Event, value: object, what: str) -> Sequence[object]:
+    if not isinstance(value, tuple | list) or not all(isinstance(b, Mapping) for b in value):
+        raise _invalid(event, f"{what} must be an array of content blocks")
+    return value
+
+
+def display_content(event: Event) -> Sequence[object]:
+    """``envelope.displayContent`` when the prompt has an envelope, else ``content`` (PROJ-004).
+
+    Only the envelope's own display content is read, never the baked prefix, so a target
+    message that carried an earlier snapshot re-exports its direct prompt only.
+    """
+    data = _data(event)
+    envelope = data.get("envelope")
+    if envelope is not None:
+        if not isinstance(envelope, Mapping) or "displayContent" not in envelope:
+            raise _invalid(event, "envelope must be an object with displayContent")
+        return _blocks(event, envelope["displayContent"], "envelope.displayContent")
+    return _blocks(event, data.get("content"), "content")
+
+
+def _data(event: Event) -> Mapping[str, Any]:
+    if not isinstance(event.data, Mapping):
+        raise _invalid(event, "data must be an object")
+    return event.data
+
+
+def project_event(event: Event) -> ProjectedItem | None:
+    """The item one surface event projects to, or None (PROJ-001, PROJ-002, D-31)."""
+    if event.type == "user/message":
+        source = _data(event).get("source")
+        checkpoint = is_compact_checkpoint_source(source)
+        if not checkpoint and not is_user_source(source):
+            return None
+        text = text_content(display_content(event))
+        return ProjectedItem("user", text, checkpoint) if text else None
+    if event.type == "steering/message":
+        if not is_user_source(_data(event).get("source")):
+            return None
+        text = text_content(display_content(event))
+        return ProjectedItem("user", text) if text else None
+    if event.type == "assistant/message":
+        text = text_content(_blocks(event, _data(event).get("content"), "content"))
+        return ProjectedItem("assistant", text) if text else None
+    return None  # tool/result, context/message, and anything else: never projected
+
+
+def project(surface: Iterable[Event]) -> tuple[ProjectedItem, ...]:
+    """PROJ-001..PROJ-007: project current surface events, in surface order."""
+    items = []
+    for event in surface:
+        item = project_event(event)
+        if item is not None:
+            items.append(item)
+    return tuple(items)

@@ -1,0 +1,177 @@
+"""Per-source byte retention of a projected snapshot (seed 000 "Budget and retention").
+
+RET-* requirements.  Each source's serialized data object (tag-safe JSON, the same
+serializer as the prompt, SER-006) is capped independently.  Phase 1 drops the oldest
+non-checkpoint messages, never a checkpoint and never the newest message; phase 2
+head/tail-slices the longest remaining text with an exact omission notice; when the fixed
+fields alone cannot fit, retention fails with BUDGET_EXCEEDED (the whole preparation
+fails, PREP-008).
+
+The algorithm is upstream's (research note A §4.3, D-33..D-38) and produces the same bytes,
+but its cost is not: upstream re-serializes the whole object for every dropped message.
+Here the object's size is ``fixed + Σ item sizes + commas`` (JSON members are
+independent), phase 1 is one backward scan that sizes only the messages it keeps, and
+phase 2 finds the longest text with a heap -- O(n log n) in the number of messages.
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any, Final
+
+from attrs import define, frozen
+
+from dsh_conformance.model import jsstr
+from dsh_conformance.model.errors import DshError, ErrorCode
+from dsh_conformance.model.headtail import truncate_with_notice
+from dsh_conformance.model.projection import ProjectedItem, project
+from dsh_conformance.model.serialization import stringify_tag_safe
+from dsh_conformance.model.snapshot import SessionSnapshot
+
+#: The default per-source cap (seed: "65,536 UTF-8 bytes by default").
+DEFAULT_MAX_REFERENCE_BYTES: Final = 65_536
+
+
+def tag_safe_length(text: str) -> int:
+    """UTF-8 bytes of a string as tag-safe JSON: ``JSON.stringify`` + 5 per ``<``."""
+    return jsstr.utf8_length(jsstr.quote(text)) + 5 * text.count("<")
+
+
+_ITEM_FIXED: Final = {
+    role: jsstr.utf8_length(stringify_tag_safe({"role": role, "text": ""})) - 2
+    for role in ("user", "assistant")
+}
+
+
+@frozen
+class RetentionStats:
+    """The six per-source statistics, in the metadata's key order (ENV-007)."""
+
+    compacted: bool
+    original_messages: int
+    retained_messages: int
+    omitted_messages: int
+    omitted_bytes: int
+    truncated: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "compacted": self.compacted,
+            "originalMessages": self.original_messages,
+            "retainedMessages": self.retained_messages,
+            "omittedMessages": self.omitted_messages,
+            "omittedBytes": self.omitted_bytes,
+            "truncated": self.truncated,
+        }
+
+
+@frozen
+class RetainedSource:
+    """One source's data object (JSON, key order significant), its stats and its size."""
+
+    data: dict[str, Any]
+    stats: RetentionStats
+    size: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"data": self.data, "stats": self.stats.to_json(), "size": self.size}
+
+
+@define
+class _Item:
+    role: str
+    original: str
+    checkpoint: bool
+    text: str
+    omitted: int = 0
+    size: int = 0
+
+    def resize(self) -> int:
+        self.size = _ITEM_FIXED[self.role] + tag_safe_length(self.text)
+        return self.size
+
+
+def _budget_exceeded() -> DshError:
+    return DshError(
+        ErrorCode.BUDGET_EXCEEDED,
+        "referenced session snapshot cannot fit the configured byte budget",
+    )
+
+
+def _data(snapshot: SessionSnapshot, label: str, items: list[_Item]) -> dict[str, Any]:
+    return {
+        "sessionId": snapshot.session.id,
+        "label": label,
+        "cwd": snapshot.session.cwd,
+        "capturedThroughSeq": snapshot.captured_through_seq,
+        "conversation": [{"role": item.role, "text": item.text} for item in items],
+    }
+
+
+def _size(fixed: int, items_bytes: int, count: int) -> int:
+    return fixed + items_bytes + max(0, count - 1)
+
+
+def retain(
+    snapshot: SessionSnapshot,
+    label: str,
+    max_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
+    projected: tuple[ProjectedItem, ...] | None = None,
+) -> RetainedSource:
+    """RET-001..RET-010: the capped data object of one source, or BUDGET_EXCEEDED."""
+    original = project(snapshot.events) if projected is None else projected
+    items = [_Item(p.role, p.text, p.checkpoint, p.text) for p in original]
+    fixed = jsstr.utf8_length(stringify_tag_safe(_data(snapshot, label, [])))
+
+    # Phase 1: keep checkpoints and the newest item; keep the longest run of the newest
+    # droppable items that fits (== upstream dropping oldest-first until it fits, D-33).
+    newest = len(items) - 1
+    keep = [item.checkpoint or i == newest for i, item in enumerate(items)]
+    count = sum(keep)
+    total = sum(item.resize() for item, k in zip(items, keep, strict=True) if k)
+    for i in range(newest - 1, -1, -1):
+        if keep[i]:
+            continue
+        size = items[i].resize()
+        if _size(fixed, total + size, count + 1) > max_bytes:
+            break
+        keep[i] = True
+        total += size
+        count += 1
+    retained = [item for item, k in zip(items, keep, strict=True) if k]
+    dropped = [item for item, k in zip(items, keep, strict=True) if not k]
+    dropped_bytes = sum(jsstr.utf8_length(item.original) for item in dropped)
+
+    # Phase 2: slice the longest remaining text (first of equals) until the object fits.
+    size = _size(fixed, total, count)
+    heap = [(-jsstr.utf8_length(item.text), i) for i, item in enumerate(retained)]
+    heapq.heapify(heap)
+    encoded: dict[int, bytes] = {}
+    while size > max_bytes:
+        while heap and -heap[0][0] != jsstr.utf8_length(retained[heap[0][1]].text):
+            heapq.heappop(heap)  # stale entry
+        if not heap or heap[0][0] == 0:
+            raise _budget_exceeded()  # nothing left to shorten: the fixed fields cannot fit
+        longest, li = -heap[0][0], heap[0][1]
+        item = retained[li]
+        target = max(0, longest - (size - max_bytes))
+        if li not in encoded:
+            encoded[li] = jsstr.utf8_encode(item.original)
+        short = truncate_with_notice(item.original, target, encoded[li])
+        if short.text == item.text:
+            raise _budget_exceeded()  # D-37: a preserved message cannot shrink further
+        old = item.size
+        item.text, item.omitted = short.text, short.omitted
+        size += item.resize() - old
+        heapq.heappush(heap, (-jsstr.utf8_length(item.text), li))
+
+    omitted_bytes = sum(item.omitted for item in retained) + dropped_bytes
+    stats = RetentionStats(
+        compacted=any(p.checkpoint for p in original),
+        original_messages=len(original),
+        retained_messages=len(retained),
+        omitted_messages=len(dropped),
+        omitted_bytes=omitted_bytes,
+        truncated=bool(dropped) or omitted_bytes > 0,
+    )
+    return RetainedSource(_data(snapshot, label, retained), stats, size)
