@@ -1,0 +1,71 @@
+"""Side sessions, read-only enforcement: a tools pre-execute deny gate (SIDE-028, SIDE-066).
+
+"Read-only behavior is advisory until a tools/pre-execute deny gate enforces it; the
+interception point can add that gate without changing these mechanics." (seed 004).  The
+gate is optional (capability ``side.deny-gate``, D-108): a child forked with a deny list
+does not execute calls to the listed tools; each such call still gets its ``tool/call`` and
+a paired error ``tool/result`` (so the log stays balanced), and nothing else changes.
+
+The reference agent has no public pre-execute hook yet, so the gate is a subclass that
+intercepts the one place a call is dispatched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from dsh_conformance.model import jsstr
+from dsh_conformance.model.agent import Agent, _Turn
+from dsh_conformance.model.session import Event, SessionHeader
+from dsh_conformance.model.system_prompt import AgentOptions
+
+#: The error code of a denied call's ``tool/result`` (D-108).
+TOOL_DENIED: Final = "SIDE_TOOL_DENIED"
+
+
+def denied_text(name: str) -> str:
+    """The text of a denied call's result (D-108)."""
+    return f"Error: side session is read-only; tool {jsstr.quote(name)} denied"
+
+
+class GatedAgent(Agent):
+    """An agent whose listed tools are denied before execution (D-108)."""
+
+    def __init__(
+        self,
+        header: SessionHeader,
+        seed: Iterable[Event] = (),
+        options: AgentOptions | None = None,
+        deny: Iterable[str] = (),
+    ) -> None:
+        super().__init__(header, seed, options)
+        self.deny: frozenset[str] = frozenset(deny)
+
+    def _run_call(self, turn: _Turn, call: Mapping[str, Any]) -> None:
+        name = str(call["name"])
+        if name not in self.deny:
+            super()._run_call(turn, call)
+            return
+        call_seq = self.log.append(
+            "tool/call",
+            {
+                "turn": turn.number,
+                "step": turn.step,
+                "callId": call["id"],
+                "name": name,
+                "arguments": call["arguments"],
+            },
+        ).seq
+        self.log.append(
+            "tool/result",
+            {
+                "turn": turn.number,
+                "step": turn.step,
+                "callId": call["id"],
+                "content": [{"type": "text", "text": denied_text(name)}],
+                "isError": True,
+                "error": {"name": name, "code": TOOL_DENIED},
+            },
+            source_event_seqs=[call_seq],
+        )
