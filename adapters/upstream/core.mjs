@@ -71,12 +71,12 @@ const PASSTHROUGH = /^(SESSION_REFERENCE_[A-Z_]+|DSH_[A-Z_]+)$/u
  * Map a thrown value to a protocol error `{code, message}` (decision D-143).
  * - an error whose `.code` is a SESSION_REFERENCE_* or DSH_* code keeps it;
  * - an uncoded error uses the op's own mapping for its class name, else
- *   TypeError/RangeError -> DSH_INVALID_ARGUMENT, anything else -> DSH_UNCODED_ERROR.
+ *   TypeError/RangeError -> DSH_INVALID_ARGUMENT, anything else -> DSH_UPSTREAM_ERROR.
  * The message always names the original class and code so nothing is lost.
  */
 export function errorReply(error, entry) {
   if (!(error instanceof Error)) {
-    return { code: 'DSH_UNCODED_ERROR', message: `non-Error thrown: ${safeString(error)}` }
+    return { code: 'DSH_UPSTREAM_ERROR', message: `non-Error thrown: ${safeString(error)}` }
   }
   const className = error.constructor?.name ?? error.name
   const original = error.code === undefined ? className : `${className} ${safeString(error.code)}`
@@ -87,7 +87,7 @@ export function errorReply(error, entry) {
   if (typeof error.code === 'string' && PASSTHROUGH.test(error.code)) code = error.code
   else if (Object.hasOwn(entry?.errors ?? {}, className)) code = entry.errors[className]
   else if (error instanceof TypeError || error instanceof RangeError) code = 'DSH_INVALID_ARGUMENT'
-  else code = 'DSH_UNCODED_ERROR'
+  else code = 'DSH_UPSTREAM_ERROR'
   const message = code === error.code ? `${error.message}${cause}` : `[${original}] ${error.message}${cause}`
   return { code, message }
 }
