@@ -8,13 +8,18 @@ collects conformance tests.
 from __future__ import annotations
 
 import os
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from dsh_conformance.adapters.client import Implementation
+    from dsh_conformance.guard import FaultGuard
+    from dsh_conformance.spec import Requirement
 
 IMPLEMENTATION_KEY = pytest.StashKey["Implementation"]()
 ORACLE_KEY = pytest.StashKey["Implementation"]()
@@ -45,10 +50,55 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="expectation manifest (TOML): requirement/test ids expected to fail or be unsupported",
     )
+    group.addoption(
+        "--dsh-write-expectations",
+        default=None,
+        metavar="PATH",
+        help="write an expectation manifest for the failures of this run",
+    )
+    group.addoption(
+        "--dsh-spec-profile",
+        default="seed",
+        choices=("seed", "release"),
+        help="run the tests of requirements in this profile (default: seed)",
+    )
+    group.addoption(
+        "--dsh-requirement",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="run only tests citing this requirement id (glob, repeatable: URI-*)",
+    )
+    group.addoption(
+        "--dsh-capability",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="run only tests needing this capability (repeatable)",
+    )
+    group.addoption(
+        "--dsh-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="per-call timeout of subprocess adapters (default 30)",
+    )
+    group.addoption(
+        "--dsh-validate",
+        action="store_true",
+        default=False,
+        help="check every protocol message of subprocess adapters against the schemas",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     from hypothesis import settings
+
+    from dsh_conformance.harness import HarnessPlugin
+
+    config.addinivalue_line("markers", "req(*ids): requirement ids from spec/ that this test checks")
+    config.addinivalue_line("markers", "capability(name): adapter capability the test needs")
+    config.pluginmanager.register(HarnessPlugin(config), "dsh-harness")
 
     for name, values in PROFILES.items():
         settings.register_profile(name, **values)
@@ -57,6 +107,7 @@ def pytest_configure(config: pytest.Config) -> None:
         settings.load_profile(os.environ.get("DSH_HYPOTHESIS_PROFILE", default))
 
 
+@cache
 def conformance_root() -> Path:
     import dsh_conformance.conformance as pkg
 
@@ -75,21 +126,14 @@ def requirement_ids(item: pytest.Item) -> list[str]:
     return sorted(set(ids))
 
 
-def pytest_collection_modifyitems(
-    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
-) -> None:
-    conformance = [item for item in items if is_conformance_item(item)]
-    if not conformance:
-        return
-    from dsh_conformance.spec import load_catalog
-
-    catalog = load_catalog()
+def check_traceability(items: Sequence[pytest.Item], catalog: Mapping[str, Requirement]) -> None:
+    """Every conformance test cites known requirement ids (else a usage error)."""
     problems: list[str] = []
-    for item in conformance:
+    for item in items:
         ids = requirement_ids(item)
         if not ids:
             problems.append(f"{item.nodeid}: declares no requirement (add @pytest.mark.req(...))")
-        unknown = [i for i in ids if i not in catalog.requirements]
+        unknown = [i for i in ids if i not in catalog]
         if unknown:
             problems.append(
                 f"{item.nodeid}: cites unknown requirement id(s) {', '.join(unknown)} "
@@ -105,9 +149,27 @@ def implementation(config: pytest.Config) -> Implementation:
         from dsh_conformance.adapters.client import Implementation
         from dsh_conformance.adapters.registry import resolve
 
+        from dsh_conformance.guard import FaultGuard
+        from dsh_conformance.harness import GUARD_KEY
+
         name = str(config.getoption("--dsh-adapter"))
-        config.stash[IMPLEMENTATION_KEY] = Implementation(resolve(name), name)
+        adapter = resolve(name)
+        timeout = config.getoption("dsh_timeout", None)
+        if timeout is not None and hasattr(adapter, "timeout"):
+            adapter.timeout = float(timeout)
+        if config.getoption("dsh_validate", False) and hasattr(adapter, "validate"):
+            adapter.validate = True
+        guarded = FaultGuard(adapter)
+        config.stash[GUARD_KEY] = guarded
+        config.stash[IMPLEMENTATION_KEY] = Implementation(guarded, name)
     return config.stash[IMPLEMENTATION_KEY]
+
+
+def guard(config: pytest.Config) -> FaultGuard | None:
+    """The fault guard around the implementation under test, once it exists."""
+    from dsh_conformance.harness import GUARD_KEY
+
+    return config.stash.get(GUARD_KEY, None)
 
 
 def oracle(config: pytest.Config) -> Implementation:

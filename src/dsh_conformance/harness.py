@@ -1,0 +1,443 @@
+"""The harness inside pytest: selection, outcomes, expectations and the run record.
+
+Registered by the pytest plugin for every session; it does nothing unless the session
+collects conformance tests.  Kept apart from ``pytest_plugin`` so that module stays cheap
+to import.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import platform
+import sys
+import time
+from collections import Counter
+from collections.abc import Generator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from attrs import define, field, frozen
+
+from dsh_conformance.errors import EX_FAILURES, EX_SOFTWARE, HarnessError
+from dsh_conformance.outcomes import (
+    APPLICABLE,
+    FAILING,
+    Outcome,
+    classify_failure,
+    classify_skip,
+)
+from dsh_conformance.record import RecordWriter, TestResult
+
+if TYPE_CHECKING:
+    from dsh_conformance.adapters.expectations import Entry, Manifest
+    from dsh_conformance.guard import FaultGuard
+
+GUARD_KEY = pytest.StashKey["FaultGuard"]()
+#: Longest failure text kept in the record per test.
+LONGREPR_LIMIT = 8000
+MESSAGE_LIMIT = 500
+
+
+@frozen
+class ItemMeta:
+    """What the harness knows about one selected conformance test."""
+
+    test_id: str
+    requirements: tuple[str, ...]
+    capabilities: tuple[str, ...]
+    entry: Entry | None
+
+
+@define
+class _Progress:
+    outcome: Outcome | None = None
+    detail: str = ""
+    message: str = ""
+    longrepr: str = ""
+    duration: float = 0.0
+
+
+@define
+class _EntryStats:
+    matched: int = 0
+    ran: int = 0
+    failed: int = 0
+
+
+def stable_test_id(item: pytest.Item, root: Path) -> str:
+    """``conformance/<file>::<name>[<param>]``, the same wherever the suite is installed."""
+    path = Path(str(item.path)).resolve()
+    try:
+        rel = path.relative_to(root).as_posix()
+    except ValueError:
+        rel = path.name
+    _, sep, rest = item.nodeid.partition("::")
+    return f"conformance/{rel}{sep}{rest}"
+
+
+def spec_version() -> str:
+    """A content hash of the requirement catalog: two runs agree on the spec iff equal."""
+    from dsh_conformance.model import jsstr
+    from dsh_conformance.spec import raw_catalog
+
+    digest = hashlib.sha256(jsstr.stringify(raw_catalog()).encode("utf-8"))
+    return "sha256:" + digest.hexdigest()[:16]
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+@define(eq=False)
+class HarnessPlugin:
+    """pytest hooks of the conformance harness."""
+
+    config: pytest.Config
+    meta: dict[str, ItemMeta] = field(factory=dict)
+    progress: dict[str, _Progress] = field(factory=dict)
+    manifest: Manifest | None = None
+    entry_stats: dict[str, _EntryStats] = field(factory=dict)
+    full_collection: bool = False
+    writer: RecordWriter | None = None
+    results: list[TestResult] = field(factory=list)
+    problems: list[dict[str, str]] = field(factory=list)
+    started: float = field(factory=time.monotonic)
+
+    # --- selection ------------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        from dsh_conformance import pytest_plugin as plugin
+
+        conformance = [item for item in items if plugin.is_conformance_item(item)]
+        if not conformance:
+            return
+        from dsh_conformance.spec import load_catalog
+
+        catalog = load_catalog()
+        plugin.check_traceability(conformance, catalog.requirements)
+        root = plugin.conformance_root()
+        self.full_collection = self._covers_package(conformance, root)
+        self.manifest = self._load_manifest(catalog.requirements)
+        if self.manifest is not None:
+            self.entry_stats = {e.id: _EntryStats() for e in self.manifest.entries}
+
+        profile = str(config.getoption("dsh_spec_profile"))
+        patterns = [str(p) for p in config.getoption("dsh_requirement") or ()]
+        capabilities = {str(c) for c in config.getoption("dsh_capability") or ()}
+        kept: list[pytest.Item] = []
+        removed: list[pytest.Item] = []
+        for item in items:
+            if not plugin.is_conformance_item(item):
+                kept.append(item)
+                continue
+            reqs = tuple(plugin.requirement_ids(item))
+            caps = tuple(sorted({str(m.args[0]) for m in item.iter_markers("capability")}))
+            test_id = stable_test_id(item, root)
+            entry = self.manifest.match(test_id, reqs) if self.manifest else None
+            if self.manifest is not None:
+                for e in self.manifest.entries:
+                    if e.matches(test_id, reqs):
+                        self.entry_stats[e.id].matched += 1
+            selected = any(
+                profile in catalog.requirements[r].profiles for r in reqs
+            ) and self._wanted(reqs, caps, patterns, capabilities)
+            if selected:
+                kept.append(item)
+                self.meta[item.nodeid] = ItemMeta(test_id, reqs, caps, entry)
+            else:
+                removed.append(item)
+        if removed:
+            config.hook.pytest_deselected(items=removed)
+            items[:] = kept
+
+    @staticmethod
+    def _wanted(
+        reqs: Sequence[str], caps: Sequence[str], patterns: Sequence[str], wanted: set[str]
+    ) -> bool:
+        if patterns and not any(fnmatch.fnmatchcase(r, p) for r in reqs for p in patterns):
+            return False
+        return not wanted or bool(wanted.intersection(caps))
+
+    @staticmethod
+    def _covers_package(items: Sequence[pytest.Item], root: Path) -> bool:
+        files = {Path(str(item.path)).resolve() for item in items}
+        return all(path.resolve() in files for path in root.rglob("test_*.py"))
+
+    def _load_manifest(self, requirements: Any) -> Manifest | None:
+        path = self.config.getoption("dsh_expectations")
+        if not path:
+            return None
+        from dsh_conformance.adapters.expectations import load_manifest
+
+        try:
+            return load_manifest(str(path), known_requirements=requirements)
+        except HarnessError as exc:
+            raise pytest.UsageError(str(exc)) from exc
+
+    # --- the record header: handshake once the selection is known -----------------------
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not self.meta:
+            return
+        record = self.config.getoption("dsh_record")
+        if record:
+            self.writer = RecordWriter(str(record))
+        from dsh_conformance import pytest_plugin as plugin
+
+        adapter_name = str(self.config.getoption("--dsh-adapter"))
+        try:
+            impl = plugin.implementation(self.config)
+        except Exception as exc:
+            from dsh_conformance.adapters.wire import printable
+
+            reason = printable(str(exc))
+            if self.writer is not None:
+                self.writer.header(self._header({"name": adapter_name, "error": reason}))
+                self.writer.footer({"status": "aborted", "reason": reason})
+                self.writer.close()
+            pytest.exit(
+                f"[adapter-unavailable] cannot start {adapter_name!r}: {reason}",
+                returncode=EX_SOFTWARE,
+            )
+        if self.writer is not None:
+            handshake = impl.handshake
+            inner = plugin.guard(self.config).adapter if plugin.guard(self.config) else None
+            self.writer.header(
+                self._header(
+                    {
+                        "name": adapter_name,
+                        "transport": "subprocess" if hasattr(inner, "argv") else "in-process",
+                        "protocol": handshake.protocol,
+                        "implementation": handshake.implementation.to_json(),
+                        "capabilities": sorted(handshake.capabilities),
+                    }
+                )
+            )
+
+    def _header(self, adapter: dict[str, Any]) -> dict[str, Any]:
+        from hypothesis import settings
+
+        from dsh_conformance import __version__
+
+        current = settings()
+        return {
+            "suite_version": __version__,
+            "spec_version": spec_version(),
+            "spec_profile": str(self.config.getoption("dsh_spec_profile")),
+            "adapter": adapter,
+            "hypothesis": {
+                "profile": settings.get_current_profile_name(),
+                "seed": self.config.getoption("hypothesis_seed", None),
+                "derandomize": current.derandomize,
+                "max_examples": current.max_examples,
+            },
+            "expectations": self.manifest.path if self.manifest else None,
+            "filters": {
+                "requirements": list(self.config.getoption("dsh_requirement") or ()),
+                "capabilities": list(self.config.getoption("dsh_capability") or ()),
+                "keyword": self.config.getoption("keyword", "") or "",
+            },
+            "selected": len(self.meta),
+            "started": datetime.now(UTC).isoformat(timespec="seconds"),
+            "python": sys.version.split()[0],
+            "platform": platform.platform(terse=True),
+        }
+
+    # --- running --------------------------------------------------------------------------
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        meta = self.meta.get(item.nodeid)
+        if meta is None:
+            return
+        guard = self.config.stash.get(GUARD_KEY, None)
+        if guard is not None:
+            guard.begin_test()
+        self.progress[item.nodeid] = _Progress()
+        entry = meta.entry
+        if entry is not None and entry.status == "unsupported":
+            pytest.skip(f"unsupported: {entry.reason} (expectation {entry.id})")
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        meta = self.meta.get(item.nodeid)
+        state = self.progress.get(item.nodeid)
+        if meta is None or state is None:
+            return report
+        if report.when == "teardown":
+            if report.failed and state.outcome in (None, Outcome.PASS):
+                state.outcome = Outcome.ERROR
+                state.message = _short(f"teardown failed: {report.longreprtext}", MESSAGE_LIMIT)
+            return report
+        if report.when == "setup" and report.passed:
+            return report
+        self._classify(report, call, meta, state)
+        return report
+
+    def _classify(
+        self,
+        report: pytest.TestReport,
+        call: pytest.CallInfo[None],
+        meta: ItemMeta,
+        state: _Progress,
+    ) -> None:
+        guard = self.config.stash.get(GUARD_KEY, None)
+        if report.passed:
+            outcome = Outcome.PASS
+        elif report.skipped:
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
+            outcome = Outcome.XFAIL if hasattr(report, "wasxfail") else classify_skip(reason)
+            state.message = _short(str(reason).removeprefix("Skipped: "), MESSAGE_LIMIT)
+        else:
+            exc = call.excinfo.value if call.excinfo is not None else None
+            fault = guard.fault if guard is not None else None
+            outcome = classify_failure(exc, fault) if exc is not None else Outcome.FAIL
+            if call.excinfo is not None:
+                state.message = _short(call.excinfo.exconly().strip(), MESSAGE_LIMIT)
+            state.longrepr = _short(report.longreprtext, LONGREPR_LIMIT)
+        entry = meta.entry
+        if entry is not None and entry.status == "xfail":
+            if outcome in FAILING:
+                state.detail = str(outcome)
+                outcome = Outcome.XFAIL
+                report.outcome = "skipped"
+                report.wasxfail = f"{entry.id}: {entry.reason}"  # type: ignore[attr-defined]
+            elif outcome is Outcome.PASS and not entry.is_requirement:
+                outcome = Outcome.XPASS
+                report.outcome = "failed"
+                report.longrepr = f"[XPASS(strict)] expected to fail ({entry.id}: {entry.reason})"
+                state.message = f"unexpected pass: the manifest says {entry.id} fails"
+        state.outcome = outcome
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        state = self.progress.get(report.nodeid)
+        if state is not None:
+            state.duration += report.duration
+
+    def pytest_runtest_logfinish(self, nodeid: str, location: tuple[str, int, str]) -> None:
+        meta = self.meta.get(nodeid)
+        state = self.progress.pop(nodeid, None)
+        if meta is None or state is None:
+            return
+        outcome = state.outcome or Outcome.PASS
+        entry = meta.entry
+        if self.manifest is not None:
+            for e in self.manifest.entries:
+                if e.matches(meta.test_id, meta.requirements) and outcome in APPLICABLE:
+                    stats = self.entry_stats[e.id]
+                    stats.ran += 1
+                    stats.failed += outcome in (FAILING | {Outcome.XFAIL})
+        result = TestResult(
+            nodeid=meta.test_id,
+            outcome=outcome,
+            requirements=meta.requirements,
+            capabilities=meta.capabilities,
+            duration=state.duration,
+            message=state.message,
+            detail=state.detail,
+            expectation=entry.id if entry is not None else "",
+            longrepr=state.longrepr if outcome in FAILING or state.detail else "",
+        )
+        self.results.append(result)
+        if self.writer is not None:
+            self.writer.test(result)
+
+    # --- the end --------------------------------------------------------------------------
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if not self.meta:
+            return
+        self._check_entries(session)
+        totals = Counter(r.outcome for r in self.results)
+        failing = sum(totals[o] for o in FAILING)
+        if (failing or self.problems) and session.exitstatus == 0:
+            session.exitstatus = EX_FAILURES
+        if self.config.getoption("dsh_write_expectations"):
+            self._write_expectations(Path(str(self.config.getoption("dsh_write_expectations"))))
+        if self.writer is not None:
+            guard = self.config.stash.get(GUARD_KEY, None)
+            inner = guard.adapter if guard is not None else None
+            self.writer.footer(
+                {
+                    "status": "complete" if not session.shouldstop else "stopped",
+                    "exit_status": int(session.exitstatus),
+                    "expectation_problems": self.problems,
+                    "calls": guard.calls if guard is not None else 0,
+                    "restarts": int(getattr(inner, "restarts", 0)),
+                    "duration": round(time.monotonic() - self.started, 3),
+                    "finished": datetime.now(UTC).isoformat(timespec="seconds"),
+                }
+            )
+            self.writer.close()
+
+    def _check_entries(self, session: pytest.Session) -> None:
+        if self.manifest is None:
+            return
+        for entry in self.manifest.entries:
+            stats = self.entry_stats[entry.id]
+            if stats.matched == 0 and self.full_collection:
+                self.problems.append(
+                    {
+                        "id": entry.id,
+                        "kind": "stale",
+                        "message": f"{entry.id} matches no test of the suite: remove the "
+                        "entry or fix its id",
+                    }
+                )
+            elif (
+                entry.is_requirement
+                and entry.status == "xfail"
+                and stats.ran
+                and not stats.failed
+            ):
+                self.problems.append(
+                    {
+                        "id": entry.id,
+                        "kind": "unexpected-pass",
+                        "message": f"{entry.id} is expected to fail but all {stats.ran} of its "
+                        "tests passed: remove the entry",
+                    }
+                )
+
+    def _write_expectations(self, path: Path) -> None:
+        from dsh_conformance.adapters.expectations import Entry, render_manifest
+
+        old = {e.id: e for e in self.manifest.entries} if self.manifest else {}
+        entries: dict[str, Entry] = {}
+        for result in self.results:
+            failed = result.outcome in FAILING - {Outcome.XPASS} or result.detail
+            if result.expectation and result.expectation in old:
+                kept = old[result.expectation]
+                still = result.outcome is Outcome.UNSUPPORTED or failed
+                if still and kept.status in ("unsupported", "xfail"):
+                    entries[kept.id] = kept
+                    continue
+            if failed:
+                raw = result.detail or str(result.outcome)
+                entries[result.nodeid] = Entry(
+                    id=result.nodeid,
+                    status="xfail",
+                    reason=_short(f"{raw}: {result.message}" if result.message else raw, 200),
+                )
+        adapter = str(self.config.getoption("--dsh-adapter"))
+        text = render_manifest(
+            list(entries.values()),
+            adapter=adapter,
+            comment=f"Expectation manifest for {adapter}, written by --write-expectations.\n"
+            "Review every reason and add links before committing.",
+        )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        for problem in self.problems:
+            terminalreporter.write_line(f"dsh-conformance: [{problem['kind']}] {problem['message']}")

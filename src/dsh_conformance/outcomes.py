@@ -1,0 +1,94 @@
+"""The result taxonomy: what happened to one conformance test.
+
+Bowtie splits caught from uncaught errors, WPT has PRECONDITION_FAILED for optional
+features, pytest has strict xfail; this unifies them (decision D-121).  Compliance is
+computed over *applicable* tests only: a declared-unsupported capability is not a failure.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Final
+
+from dsh_conformance.adapters.contract import AdapterFault, ImplementationError
+
+
+class Outcome(StrEnum):
+    """One test's outcome.  Values appear in records and reports: never rename."""
+
+    PASS = "pass"
+    FAIL = "fail"  #: an assertion failed: the implementation does not conform
+    ERROR = "error"  #: a typed error where a result was expected (caught by the adapter)
+    CRASH = "crash"  #: the adapter broke: exit, garbage, protocol violation (uncaught)
+    TIMEOUT = "timeout"  #: no reply within the per-call timeout
+    UNSUPPORTED = "unsupported"  #: the implementation does not declare the capability
+    XFAIL = "xfail"  #: failed, as the expectation manifest says it would
+    XPASS = "xpass"  #: passed although the manifest says it fails (fails the run)
+    SKIPPED = "skipped"  #: skipped for another reason
+
+
+#: Outcomes that make a run fail.
+FAILING: Final = frozenset(
+    {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.XPASS}
+)
+#: Outcomes of tests that ran against a capability the implementation declares.
+APPLICABLE: Final = frozenset(
+    {
+        Outcome.PASS,
+        Outcome.FAIL,
+        Outcome.ERROR,
+        Outcome.CRASH,
+        Outcome.TIMEOUT,
+        Outcome.XFAIL,
+        Outcome.XPASS,
+    }
+)
+#: Worst first: how a set of outcomes is summarised.
+SEVERITY: Final = (
+    Outcome.CRASH,
+    Outcome.TIMEOUT,
+    Outcome.ERROR,
+    Outcome.FAIL,
+    Outcome.XPASS,
+    Outcome.XFAIL,
+    Outcome.PASS,
+    Outcome.UNSUPPORTED,
+    Outcome.SKIPPED,
+)
+
+UNSUPPORTED_PREFIX: Final = "unsupported:"
+
+
+def _walk(exc: BaseException, seen: set[int]) -> list[BaseException]:
+    if id(exc) in seen:
+        return []
+    seen.add(id(exc))
+    found = [exc]
+    for inner in getattr(exc, "exceptions", ()) or ():
+        if isinstance(inner, BaseException):
+            found += _walk(inner, seen)
+    for linked in (exc.__cause__, exc.__context__):
+        if linked is not None:
+            found += _walk(linked, seen)
+    return found
+
+
+def classify_failure(exc: BaseException, fault: AdapterFault | None = None) -> Outcome:
+    """The outcome of a test that raised *exc* (``fault``: the adapter's, if any)."""
+    chain = _walk(exc, set())
+    fault = fault or next((e for e in chain if isinstance(e, AdapterFault)), None)
+    if fault is not None:
+        return Outcome.TIMEOUT if fault.kind == "timeout" else Outcome.CRASH
+    if any(isinstance(e, ImplementationError) for e in chain):
+        return Outcome.ERROR
+    return Outcome.FAIL
+
+
+def classify_skip(reason: str) -> Outcome:
+    text = reason.removeprefix("Skipped: ").strip()
+    return Outcome.UNSUPPORTED if text.startswith(UNSUPPORTED_PREFIX) else Outcome.SKIPPED
+
+
+def worst(outcomes: list[Outcome] | set[Outcome]) -> Outcome | None:
+    present = set(outcomes)
+    return next((o for o in SEVERITY if o in present), None)

@@ -1,0 +1,183 @@
+"""The run record: a replayable JSON Lines file, written as the run goes.
+
+Line 1 is a header (suite and spec versions, the adapter's handshake, Hypothesis
+profile and seed, spec profile); then one line per finished test; last a footer with
+totals.  Every line is flushed when written, so a crashed run keeps every completed
+result, and a missing footer marks a truncated run (spec/schemas/record.json, D-124).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any, Final
+
+from attrs import field, frozen
+
+from dsh_conformance.errors import RecordError
+from dsh_conformance.model import jsstr
+from dsh_conformance.outcomes import Outcome
+
+FORMAT: Final = "dsh-conformance-record"
+FORMAT_VERSION: Final = 1
+
+
+def _tuple(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(items)
+
+
+@frozen
+class TestResult:
+    """One finished test."""
+
+    nodeid: str
+    outcome: Outcome = field(converter=Outcome)
+    requirements: tuple[str, ...] = field(default=(), converter=_tuple)
+    capabilities: tuple[str, ...] = field(default=(), converter=_tuple)
+    duration: float = 0.0
+    message: str = ""
+    #: The raw outcome behind an ``xfail`` (``fail``, ``crash``…), else empty.
+    detail: str = ""
+    #: The id of the expectation-manifest entry that applied, else empty.
+    expectation: str = ""
+    longrepr: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "type": "test",
+            "nodeid": self.nodeid,
+            "outcome": str(self.outcome),
+            "requirements": list(self.requirements),
+            "capabilities": list(self.capabilities),
+            "duration": round(self.duration, 6),
+            "message": self.message,
+        }
+        for key in ("detail", "expectation", "longrepr"):
+            if getattr(self, key):
+                data[key] = getattr(self, key)
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TestResult:
+        return cls(
+            nodeid=str(data["nodeid"]),
+            outcome=Outcome(data["outcome"]),
+            requirements=[str(r) for r in data.get("requirements", [])],
+            capabilities=[str(c) for c in data.get("capabilities", [])],
+            duration=float(data.get("duration", 0.0)),
+            message=str(data.get("message", "")),
+            detail=str(data.get("detail", "")),
+            expectation=str(data.get("expectation", "")),
+            longrepr=str(data.get("longrepr", "")),
+        )
+
+
+@frozen
+class RunRecord:
+    """A whole run, read back from its JSON Lines file."""
+
+    header: Mapping[str, Any]
+    tests: tuple[TestResult, ...]
+    footer: Mapping[str, Any] | None
+    source: str = ""
+
+    @property
+    def truncated(self) -> bool:
+        return self.footer is None
+
+    @property
+    def adapter_label(self) -> str:
+        adapter = self.header.get("adapter", {})
+        impl = adapter.get("implementation", {})
+        name = impl.get("name") or adapter.get("name") or "?"
+        version = impl.get("version")
+        return f"{name} {version}" if version else str(name)
+
+    def totals(self) -> Counter[Outcome]:
+        return Counter(t.outcome for t in self.tests)
+
+    @property
+    def expectation_problems(self) -> list[dict[str, Any]]:
+        return list((self.footer or {}).get("expectation_problems", []))
+
+    def by_nodeid(self) -> dict[str, TestResult]:
+        return {t.nodeid: t for t in self.tests}
+
+
+class RecordWriter:
+    """Append records to a JSON Lines file, one flushed line at a time."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: IO[str] = self.path.open("w", encoding="utf-8", newline="\n")
+        self.totals: Counter[str] = Counter()
+
+    def write(self, data: Mapping[str, Any]) -> None:
+        self._file.write(jsstr.stringify(data) + "\n")
+        self._file.flush()
+
+    def header(self, data: Mapping[str, Any]) -> None:
+        self.write({"type": "header", "format": FORMAT, "format_version": FORMAT_VERSION, **data})
+
+    def test(self, result: TestResult) -> None:
+        self.totals[str(result.outcome)] += 1
+        self.write(result.to_json())
+
+    def footer(self, data: Mapping[str, Any]) -> None:
+        self.write({"type": "footer", "totals": dict(sorted(self.totals.items())), **data})
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _lines(source: str | Path) -> Iterator[tuple[int, str]]:
+    if str(source) == "-":
+        yield from enumerate(sys.stdin, 1)
+        return
+    path = Path(source)
+    if not path.exists():
+        raise RecordError("no-such-record", f"{path}: no such file", hint="check the path")
+    with path.open(encoding="utf-8") as handle:
+        yield from enumerate(handle, 1)
+
+
+def load_record(source: str | Path) -> RunRecord:
+    """Read a run record; raise ``RecordError`` with a stable code when it is unusable."""
+    header: Mapping[str, Any] | None = None
+    footer: Mapping[str, Any] | None = None
+    tests: list[TestResult] = []
+    seen: set[str] = set()
+    for number, line in _lines(source):
+        if not line.strip():
+            continue
+        try:
+            data = jsstr.parse(line)
+        except ValueError as exc:
+            raise RecordError(
+                "record-not-json",
+                f"{source}:{number}: not JSON ({exc})",
+                hint="is this a dsh-conformance run record (--dsh-record / --report-dir)?",
+            ) from exc
+        if not isinstance(data, dict) or "type" not in data:
+            raise RecordError("record-not-json", f"{source}:{number}: not a record line")
+        kind = data["type"]
+        if header is None and kind != "header":
+            raise RecordError("missing-header", f"{source}: the first line is not a header")
+        if kind == "header":
+            if data.get("format") != FORMAT:
+                raise RecordError("not-a-record", f"{source}: format is {data.get('format')!r}")
+            header = data
+        elif kind == "test":
+            result = TestResult.from_json(data)
+            if result.nodeid in seen:
+                raise RecordError("duplicate-test", f"{source}:{number}: {result.nodeid} twice")
+            seen.add(result.nodeid)
+            tests.append(result)
+        elif kind == "footer":
+            footer = data
+    if header is None:
+        raise RecordError("empty-record", f"{source}: the record is empty")
+    return RunRecord(header=header, tests=tuple(tests), footer=footer, source=str(source))
