@@ -1,0 +1,575 @@
+"""INBOX-*: message ownership -- records, prompt-submit admission, steering, drops.
+
+Expected values are written out from the seed and research note B §2, never computed by
+the model; differential checks against the oracle live in test_inbox_stateful.py.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.conformance.agent_support import (
+    DELIM,
+    USER,
+    AgentHandle,
+    context,
+    new_agent,
+    of_type,
+    plugin,
+    text,
+)
+
+pytestmark = pytest.mark.capability("agent")
+
+INVALID = "DSH_AGENT_INVALID_MESSAGE"
+DISPOSED = "DSH_AGENT_DISPOSED"
+HOSTILE = ["NaN", "Infinity", "-Infinity", "-0", "undefined", "cycle", "non-string-key", "bigint"]
+
+
+def step_until(agent: AgentHandle, name: str) -> None:
+    """Run driver micro-steps up to and including the first one called *name*."""
+    for _ in range(200):
+        got = agent.step()
+        if got == name:
+            return
+        assert got is not None, f"the agent went quiescent before a {name!r} step"
+    raise AssertionError(f"no {name!r} step")
+
+
+def message_types(agent: AgentHandle) -> list[str]:
+    return [t for t in agent.types() if t.endswith("/message") or t == "prompt/blocked"]
+
+
+# --- records -------------------------------------------------------------------------------
+
+
+@pytest.mark.req("INBOX-001", "INBOX-004")
+def test_send_queues_one_record_with_resolved_source(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    contexts = [context("S", meta={"n": 1}), context("P", placement="prompt-prefix")]
+    agent.call("agent.send", content=text("hello"), contexts=contexts)
+    record = {"content": text("hello"), "source": USER, "contexts": contexts}
+    assert agent.state()["queued"] == [record]
+    assert agent.state()["status"] == "idle", "send() does not run the driver"
+    assert agent.notifications() == [
+        {"event": "agent/queued", "agent": agent.id, **record, "steering": False}
+    ]
+    assert agent.events() == []
+
+
+@pytest.mark.req("INBOX-001", "INBOX-004")
+def test_a_plugin_source_is_kept_and_contexts_default_to_empty(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.send", content=text("x"), source=plugin("bot"))
+    assert agent.state()["queued"] == [
+        {"content": text("x"), "source": plugin("bot"), "contexts": []}
+    ]
+    agent.run()
+    start, user = agent.events()[:2]
+    assert start["data"] == {"turn": 1, "trigger": {"kind": "message", "source": plugin("bot")}}
+    assert user["data"] == {"content": text("x"), "source": plugin("bot")}
+
+
+@pytest.mark.req("INBOX-002")
+@pytest.mark.parametrize("verb", ["agent.send", "agent.steer"])
+@pytest.mark.parametrize("kind", HOSTILE)
+@pytest.mark.parametrize("where", ["content", "source", "context", "meta"])
+def test_non_lossless_input_is_rejected_before_anything_happens(
+    impl: Implementation, verb: str, kind: str, where: str
+) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.send", content=text("first"))
+    agent.step()  # running: steer() takes the steering path
+    before = (agent.state(), agent.notifications(), agent.events())
+    bad = {"$hostile": kind}
+    args: dict[str, Any] = {"content": text("x")}
+    if where == "content":
+        args["content"] = [{"type": "text", "text": "x", "extra": bad}]
+    elif where == "source":
+        args["source"] = {"kind": "plugin", "plugin": bad}
+    elif where == "context":
+        args["contexts"] = [{"source": plugin("c"), "content": [bad]}]
+    else:
+        args["contexts"] = [{"source": plugin("c"), "content": text("c"), "meta": {"m": bad}}]
+    assert agent.error_code(verb, **args) == INVALID
+    assert (agent.state(), agent.notifications(), agent.events()) == before
+
+
+@pytest.mark.req("INBOX-002")
+def test_unsafe_integers_are_rejected_and_safe_numbers_accepted(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    assert agent.error_code("agent.send", content=[{"type": "n", "v": 2**53}]) == INVALID
+    assert agent.error_code("agent.send", content=[{"type": "n", "v": -(2**53)}]) == INVALID
+    ok = [{"type": "n", "v": 2**53 - 1, "w": -1.5, "x": 1e300, "y": 0, "z": None}]
+    agent.call("agent.send", content=ok)
+    assert agent.state()["queued"][0]["content"] == ok
+
+
+@pytest.mark.req("INBOX-003")
+def test_caller_mutation_after_acceptance_changes_nothing(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    content = text("original")
+    source = {"kind": "plugin", "plugin": "orig"}
+    contexts = [context("CTX", placement="prompt-prefix", meta={"m": [1]}), context("SEP")]
+    pristine = copy.deepcopy((content, source, contexts))
+    agent.call("agent.send", content=content, source=source, contexts=contexts)
+    content[0]["text"] = "MUTATED"
+    content.append({"type": "text", "text": "MUTATED"})
+    source["plugin"] = "MUTATED"
+    contexts[0]["meta"]["m"].append("MUTATED")
+    contexts[0]["placement"] = "separate"
+    contexts[1]["content"][0]["text"] = "MUTATED"
+    contexts.append(context("MUTATED"))
+    agent.run()
+    observed = repr((agent.state(), agent.notifications(), agent.events(), agent.requests()))
+    assert "MUTATED" not in observed
+    c0, s0, x0 = pristine
+    assert agent.notifications()[0]["contexts"] == x0
+    user = of_type(agent.events(), "user/message")[0]
+    assert user["data"]["content"] == [*x0[0]["content"], DELIM, *c0]
+    assert user["data"]["source"] == s0
+
+
+@pytest.mark.req("INBOX-003")
+def test_outputs_are_copies(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.send", content=text("a"), contexts=[context("c")])
+    queued = agent.state()["queued"]
+    queued[0]["content"][0]["text"] = "MUTATED"
+    agent.notifications()[0]["contexts"].clear()
+    agent.run()
+    events = agent.events()
+    events[1]["data"]["content"][0]["text"] = "MUTATED"
+    assert "MUTATED" not in repr((agent.events(), agent.notifications(), agent.requests()))
+
+
+# --- steer / inject ------------------------------------------------------------------------
+
+
+@pytest.mark.req("INBOX-005", "INBOX-034")
+def test_steer_on_an_idle_agent_is_a_send(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.steer", content=text("s"), contexts=[context("c")])
+    assert agent.notifications()[-1]["steering"] is False
+    assert agent.state()["queued"] and not agent.state()["steering"]
+    agent.run()
+    assert of_type(agent.events(), "steering/message") == []
+    assert [e["data"]["content"] for e in of_type(agent.events(), "user/message")] == [text("s")]
+    assert [s["content"] for s in agent.call("agent.submissions")] == [text("s")]
+
+
+@pytest.mark.req("INBOX-005")
+def test_send_then_steer_before_the_driver_runs_makes_two_turns(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.send", content=text("a"))
+    agent.call("agent.steer", content=text("b"))
+    agent.run()
+    assert [e["data"]["turn"] for e in of_type(agent.events(), "turn/start")] == [1, 2]
+    assert of_type(agent.events(), "steering/message") == []
+
+
+@pytest.mark.req("INBOX-034", "ENV-060", "INBOX-004")
+def test_steer_while_running_is_steering_and_skips_prompt_submit(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.send", content=text("a"))
+    assert agent.step() == "claim"
+    agent.call("agent.steer", content=text("s"))
+    assert agent.notifications()[-1] == {
+        "event": "agent/queued",
+        "agent": agent.id,
+        "content": text("s"),
+        "source": USER,
+        "contexts": [],
+        "steering": True,
+    }
+    agent.run()
+    steering = of_type(agent.events(), "steering/message")
+    assert [e["data"] for e in steering] == [{"turn": 1, "content": text("s"), "source": USER}]
+    assert [s["content"] for s in agent.call("agent.submissions")] == [text("a")]
+
+
+@pytest.mark.req("INBOX-006", "INBOX-007")
+def test_idle_inject_is_a_one_shot_injection_turn(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.inject", content=text("note"), source=plugin("p"), meta={"k": 1})
+    assert [(e["type"], e["data"]) for e in agent.events()] == [
+        ("turn/start", {"turn": 1, "trigger": {"kind": "injection", "source": plugin("p")}}),
+        ("context/message", {"content": text("note"), "source": plugin("p"), "meta": {"k": 1}}),
+        ("turn/end", {"turn": 1, "reason": {"kind": "completed"}}),
+    ]
+    assert agent.notifications() == [], "inject() never announces agent/queued"
+    agent.call("agent.send", content=text("next"))
+    agent.run()
+    assert of_type(agent.events(), "turn/start")[-1]["data"]["turn"] == 2
+
+
+@pytest.mark.req("INBOX-007")
+def test_inject_without_meta_or_source_has_neither_meta_nor_a_plugin_source(
+    impl: Implementation,
+) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.inject", content=text("n"))
+    assert of_type(agent.events(), "context/message")[0]["data"] == {
+        "content": text("n"),
+        "source": USER,
+    }
+
+
+@pytest.mark.req("INBOX-006", "INBOX-008")
+def test_inject_rejects_contexts(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    code = agent.error_code("agent.inject", content=text("n"), contexts=[context("c")])
+    assert code == "DSH_INVALID_ARGUMENT"
+    assert agent.events() == [] and agent.notifications() == []
+
+
+@pytest.mark.req("INBOX-002", "INBOX-007")
+def test_inject_validates_before_writing(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    assert agent.error_code("agent.inject", content=text("n"), meta={"$hostile": "NaN"}) == INVALID
+    assert agent.events() == []
+
+
+@pytest.mark.req("INBOX-007")
+def test_inject_inside_an_open_turn_lands_at_the_current_position(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.send", content=text("a"))
+    step_until(agent, "claim")
+    agent.call("agent.inject", content=text("i"))
+    agent.run()
+    assert message_types(agent)[:2] == ["context/message", "user/message"]
+    assert len(of_type(agent.events(), "turn/start")) == 1
+
+
+@pytest.mark.req("INBOX-007")
+def test_inject_during_a_tool_batch_waits_for_the_batch_results(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.script", responses=[{"toolCalls": [{"name": "a"}, {"name": "b"}]}])
+    agent.call("agent.send", content=text("go"))
+    step_until(agent, "model")
+    agent.call("agent.inject", content=text("i"))
+    assert agent.step() == "tool"
+    agent.call("agent.inject", content=text("j"))
+    agent.run()
+    types = agent.types()
+    first_after = types.index("tool/result", types.index("tool/result") + 1) + 1
+    assert types[first_after : first_after + 3] == [
+        "context/message",
+        "context/message",
+        "step/end",
+    ]
+    texts = [e["data"]["content"] for e in of_type(agent.events(), "context/message")]
+    assert texts == [text("i"), text("j")]
+
+
+# --- prompt-submit -------------------------------------------------------------------------
+
+
+@pytest.mark.req("INBOX-010")
+def test_attached_contexts_are_the_default_decision(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.listen", listener={"kind": "pass"})
+    agent.call("agent.send", content=text("a"), contexts=[context("c1"), context("c2")])
+    agent.run()
+    assert message_types(agent) == [
+        "user/message",
+        "context/message",
+        "context/message",
+        "assistant/message",
+    ]
+
+
+@pytest.mark.req("INBOX-012")
+def test_an_allow_without_next_drops_the_attached_contexts(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.listen", listener={"kind": "allow"})
+    prefix = context("P", placement="prompt-prefix")
+    agent.call("agent.send", content=text("a"), contexts=[prefix, context("c")])
+    agent.run()
+    assert message_types(agent) == ["user/message", "assistant/message"]
+    assert of_type(agent.events(), "user/message")[0]["data"] == {
+        "content": text("a"),
+        "source": USER,
+    }
+
+
+@pytest.mark.req("INBOX-012", "ENV-062")
+def test_a_wrapping_rewrite_keeps_downstream_contexts(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.listen", listener={"kind": "rewrite", "content": text("REWRITTEN")})
+    agent.call(
+        "agent.send",
+        content=text("a"),
+        contexts=[context("P", placement="prompt-prefix"), context("c")],
+    )
+    agent.run()
+    user = of_type(agent.events(), "user/message")[0]["data"]
+    assert user["content"] == [*text("P"), DELIM, *text("REWRITTEN")]
+    assert user["envelope"]["displayContent"] == text("REWRITTEN")
+    assert message_types(agent) == ["user/message", "context/message", "assistant/message"]
+
+
+@pytest.mark.req("INBOX-012")
+def test_an_allow_with_content_and_no_next_replaces_content_and_drops_contexts(
+    impl: Implementation,
+) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.listen", listener={"kind": "allow", "content": text("X")})
+    agent.call("agent.send", content=text("a"), contexts=[context("c")])
+    agent.run()
+    assert message_types(agent) == ["user/message", "assistant/message"]
+    assert of_type(agent.events(), "user/message")[0]["data"]["content"] == text("X")
+
+
+@pytest.mark.req("INBOX-012", "INBOX-010")
+def test_listener_contexts_are_placed_like_attached_ones(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    hook_ctx = [context("HOOK"), context("HOOKP", placement="prompt-prefix")]
+    agent.call("agent.listen", listener={"kind": "add-contexts", "contexts": hook_ctx})
+    agent.call("agent.send", content=text("a"), contexts=[context("ATT")])
+    agent.run()
+    user = of_type(agent.events(), "user/message")[0]["data"]
+    assert user["content"] == [*text("HOOKP"), DELIM, *text("a")]
+    separate = [e["data"]["content"] for e in of_type(agent.events(), "context/message")]
+    assert separate == [text("HOOK"), text("ATT")], "hook contexts are prepended"
+
+
+@pytest.mark.req("INBOX-012")
+def test_drop_contexts_and_the_first_listener_is_outermost(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.listen", listener={"kind": "rewrite", "content": text("OUTER")})
+    agent.call("agent.listen", listener={"kind": "drop-contexts"})
+    agent.call("agent.send", content=text("a"), contexts=[context("c")])
+    agent.run()
+    assert message_types(agent) == ["user/message", "assistant/message"]
+    assert of_type(agent.events(), "user/message")[0]["data"]["content"] == text("OUTER")
+
+
+@pytest.mark.req("INBOX-011", "INBOX-013")
+def test_a_block_writes_neither_user_message_nor_contexts(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.listen", listener={"kind": "rewrite", "content": text("R")})
+    agent.call("agent.listen", listener={"kind": "block", "reason": "no"})
+    contexts = [context("P", placement="prompt-prefix"), context("S")]
+    agent.call("agent.send", content=text("a"), contexts=contexts)
+    agent.run()
+    assert [(e["type"], e["data"]) for e in agent.events()] == [
+        ("turn/start", {"turn": 1, "trigger": {"kind": "message", "source": USER}}),
+        ("prompt/blocked", {"content": text("a"), "source": USER, "reason": "no"}),
+        ("turn/end", {"turn": 1, "reason": {"kind": "rejected", "reason": "no"}}),
+    ]
+    assert agent.requests() == []
+
+
+@pytest.mark.req("INBOX-014")
+def test_a_throwing_listener_fails_the_turn_and_the_next_message_runs(
+    impl: Implementation,
+) -> None:
+    agent = new_agent(impl)
+    agent.call(
+        "agent.listen", listener={"kind": "throw", "message": "boom", "code": "E1", "once": True}
+    )
+    agent.call("agent.send", content=text("a"), contexts=[context("c")])
+    agent.call("agent.send", content=text("b"))
+    agent.run()
+    events = agent.events()
+    assert [(e["type"], e["data"]) for e in events[:2]] == [
+        ("turn/start", {"turn": 1, "trigger": {"kind": "message", "source": USER}}),
+        (
+            "turn/end",
+            {"turn": 1, "reason": {"kind": "error", "step": 0, "message": "boom", "code": "E1"}},
+        ),
+    ]
+    errors = [n for n in agent.notifications() if n["event"] == "agent/error"]
+    assert errors == [
+        {
+            "event": "agent/error",
+            "agent": agent.id,
+            "turn": 1,
+            "step": 0,
+            "message": "boom",
+            "code": "E1",
+        }
+    ]
+    assert [e["data"]["content"] for e in of_type(events, "user/message")] == [text("b")]
+
+
+# --- late steering, cancel, dispose, terminal stop ----------------------------------------
+
+
+@pytest.mark.req("INBOX-020")
+def test_late_steering_keeps_its_record_as_queued_input(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.send", content=text("a"))
+    step_until(agent, "turn-stop")
+    assert agent.types()[-1] == "turn/end"
+    contexts = [context("P", placement="prompt-prefix", meta={"m": 1}), context("S")]
+    agent.call("agent.steer", content=text("late"), contexts=contexts)
+    queued_notes = len([n for n in agent.notifications() if n["event"] == "agent/queued"])
+    assert agent.step() == "flush"
+    assert agent.state()["queued"] == [
+        {"content": text("late"), "source": USER, "contexts": contexts}
+    ]
+    agent.run()
+    assert len([n for n in agent.notifications() if n["event"] == "agent/queued"]) == queued_notes
+    users = of_type(agent.events(), "user/message")
+    assert users[-1]["data"]["content"] == [*text("P"), DELIM, *text("late")]
+    assert of_type(agent.events(), "steering/message") == []
+    assert agent.call("agent.submissions")[-1]["content"] == text("late")
+
+
+@pytest.mark.req("INBOX-021", "INBOX-022")
+def test_cancel_while_queued_drops_message_and_contexts(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.send", content=text("a"), contexts=[context("c", placement="prompt-prefix")])
+    agent.call("agent.cancel")
+    assert agent.state()["queued"] == []
+    agent.run()
+    assert agent.events() == []
+    assert agent.notifications()[-1] == {
+        "event": "agent/cancel-requested",
+        "agent": agent.id,
+        "cause": {"kind": "user"},
+    }
+    assert agent.state()["status"] == "idle"
+    agent.call("agent.send", content=text("after"))
+    agent.run()
+    assert [e["data"]["content"] for e in of_type(agent.events(), "user/message")] == [
+        text("after")
+    ]
+
+
+@pytest.mark.req("INBOX-022")
+def test_cancel_on_an_idle_empty_agent_changes_nothing(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.cancel")
+    assert agent.notifications() == [] and agent.events() == []
+    agent.call("agent.send", content=text("a"))
+    agent.run()
+    assert len(of_type(agent.events(), "user/message")) == 1
+
+
+@pytest.mark.req("INBOX-021", "INBOX-022")
+def test_cancel_during_prompt_submit_leaves_no_prompt_event(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.send", content=text("a"), contexts=[context("c")])
+    assert agent.step() == "claim"
+    agent.call("agent.cancel", cause={"kind": "parent"})
+    agent.run()
+    assert [(e["type"], e["data"]) for e in agent.events()] == [
+        ("turn/start", {"turn": 1, "trigger": {"kind": "message", "source": USER}}),
+        ("turn/end", {"turn": 1, "reason": {"kind": "aborted"}}),
+    ]
+    assert agent.state()["status"] == "idle"
+
+
+@pytest.mark.req("INBOX-021", "INBOX-022")
+def test_cancel_during_a_tool_batch_pairs_calls_and_drops_steering(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.script", responses=[{"toolCalls": [{"name": "a"}, {"name": "b"}]}])
+    agent.call("agent.send", content=text("go"))
+    step_until(agent, "tool")
+    agent.call("agent.steer", content=text("S"), contexts=[context("SC")])
+    agent.call("agent.send", content=text("Q"))
+    agent.call("agent.cancel")
+    agent.run()
+    events = agent.events()
+    results = of_type(events, "tool/result")
+    assert len(results) == 2 == len(of_type(events, "tool/call"))
+    assert results[1]["data"]["isError"] is True
+    assert results[1]["data"]["error"]["code"] == "TOOL_ABORTED_BEFORE_DISPATCH"
+    assert events[-1]["data"] == {"turn": 1, "reason": {"kind": "aborted"}}
+    assert events[-2]["type"] == "step/end"
+    assert "SC" not in repr(events) and "'S'" not in repr(events) and "'Q'" not in repr(events)
+
+
+@pytest.mark.req("INBOX-021", "INBOX-023")
+def test_dispose_ends_the_turn_and_drops_every_record(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.script", responses=[{"toolCalls": [{"name": "a"}, {"name": "b"}]}])
+    agent.call("agent.send", content=text("go"))
+    step_until(agent, "tool")
+    agent.call("agent.steer", content=text("S"), contexts=[context("SC")])
+    agent.call("agent.send", content=text("Q"), contexts=[context("QC")])
+    agent.call("agent.dispose")
+    events = agent.events()
+    assert events[-1]["data"] == {"turn": 1, "reason": {"kind": "disposed"}}
+    assert len(of_type(events, "tool/result")) == len(of_type(events, "tool/call")) == 2
+    assert agent.state()["status"] == "disposed"
+    assert agent.notifications()[-1]["status"] == "disposed"
+    assert agent.call("agent.run")["steps"] == 0
+    assert agent.events() == events
+    for verb in ("agent.send", "agent.steer", "agent.inject"):
+        assert agent.error_code(verb, content=text("x")) == DISPOSED
+    assert "QC" not in repr(events) and "SC" not in repr(events)
+
+
+@pytest.mark.req("INBOX-021", "INBOX-024")
+def test_terminal_stop_discards_steering_and_keeps_queued_messages(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.listen", listener={"event": "turn-stop", "kind": "stop", "once": True})
+    agent.call("agent.send", content=text("A"))
+    agent.call("agent.send", content=text("B"))
+    step_until(agent, "model")
+    agent.call("agent.steer", content=text("STEER"), contexts=[context("STEERCTX")])
+    step_until(agent, "turn-stop")
+    agent.call("agent.steer", content=text("LATE"))
+    agent.run()
+    observed = repr(agent.events())
+    assert "STEER" not in observed and "LATE" not in observed
+    users = [e["data"]["content"] for e in of_type(agent.events(), "user/message")]
+    assert users == [text("A"), text("B")]
+
+
+# --- the core agent only carries contexts -----------------------------------------------
+
+
+@pytest.mark.req("INBOX-030", "INBOX-036")
+def test_mentions_in_sent_content_are_carried_verbatim(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    content = text("Use @[Source](dsh-session:InNvdXJjZSI) and dsh-session:ImEi")
+    agent.call("agent.send", content=content)
+    agent.run()
+    assert message_types(agent) == ["user/message", "assistant/message"]
+    user = of_type(agent.events(), "user/message")[0]["data"]
+    assert user == {"content": content, "source": USER}
+    assert agent.requests()[0]["messages"] == [{"role": "user", "content": content}]
+
+
+@pytest.mark.req("INBOX-031")
+def test_a_seeded_agent_continues_turn_numbers(impl: Implementation) -> None:
+    donor = new_agent(impl)
+    donor.call("agent.send", content=text("one"))
+    donor.call("agent.inject", content=text("two"))
+    donor.run()
+    seed = donor.events()
+    agent = new_agent(impl, seed=seed)
+    agent.call("agent.send", content=text("three"))
+    agent.run()
+    events = agent.events()
+    assert events[: len(seed)] == seed
+    starts = [e["data"]["turn"] for e in of_type(events, "turn/start")]
+    assert starts == [1, 2, 3]
+    header = of_type(events[len(seed) :], "request/header")[0]["data"]
+    assert header["reason"] == "resume"
+
+
+@pytest.mark.req("INBOX-031")
+def test_identical_operations_give_identical_results(impl: Implementation) -> None:
+    def drive(agent: AgentHandle) -> tuple[Any, ...]:
+        agent.call("agent.script", responses=[{"toolCalls": [{"name": "t"}]}, {"text": "ok"}])
+        agent.call(
+            "agent.send", content=text("a"), contexts=[context("P", placement="prompt-prefix")]
+        )
+        step_until(agent, "tool")
+        agent.call("agent.steer", content=text("s"))
+        agent.run()
+        requests = [{**r, "sessionId": None} for r in agent.requests()]
+        notes = [{**n, "agent": None} for n in agent.notifications()]
+        return agent.events(), requests, notes
+
+    assert drive(new_agent(impl)) == drive(new_agent(impl))
