@@ -140,7 +140,7 @@ def derive(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     for event in events:
         if event["type"] not in SURFACE_TYPES:
             continue
-        op = event.get("surfaceOp")
+        op: Any = event.get("surfaceOp")
         if op == "append":
             nodes.append(event)
             continue

@@ -155,7 +155,8 @@ def test_steer_on_an_idle_agent_is_a_send(impl: Implementation) -> None:
     agent = new_agent(impl)
     agent.call("agent.steer", content=text("s"), contexts=[context("c")])
     assert agent.notifications()[-1]["steering"] is False
-    assert agent.state()["queued"] and not agent.state()["steering"]
+    assert agent.state()["queued"]
+    assert not agent.state()["steering"]
     agent.run()
     assert of_type(agent.events(), "steering/message") == []
     assert [e["data"]["content"] for e in of_type(agent.events(), "user/message")] == [text("s")]
@@ -224,7 +225,8 @@ def test_inject_rejects_contexts(impl: Implementation) -> None:
     agent = new_agent(impl)
     code = agent.error_code("agent.inject", content=text("n"), contexts=[context("c")])
     assert code == "DSH_INVALID_ARGUMENT"
-    assert agent.events() == [] and agent.notifications() == []
+    assert agent.events() == []
+    assert agent.notifications() == []
 
 
 @pytest.mark.req("INBOX-002", "INBOX-007")
@@ -447,7 +449,8 @@ def test_cancel_while_queued_drops_message_and_contexts(impl: Implementation) ->
 def test_cancel_on_an_idle_empty_agent_changes_nothing(impl: Implementation) -> None:
     agent = new_agent(impl)
     agent.call("agent.cancel")
-    assert agent.notifications() == [] and agent.events() == []
+    assert agent.notifications() == []
+    assert agent.events() == []
     agent.call("agent.send", content=text("a"))
     agent.run()
     assert len(of_type(agent.events(), "user/message")) == 1
@@ -484,7 +487,9 @@ def test_cancel_during_a_tool_batch_pairs_calls_and_drops_steering(impl: Impleme
     assert results[1]["data"]["error"]["code"] == "TOOL_ABORTED_BEFORE_DISPATCH"
     assert events[-1]["data"] == {"turn": 1, "reason": {"kind": "aborted"}}
     assert events[-2]["type"] == "step/end"
-    assert "SC" not in repr(events) and "'S'" not in repr(events) and "'Q'" not in repr(events)
+    assert "SC" not in repr(events)
+    assert "'S'" not in repr(events)
+    assert "'Q'" not in repr(events)
 
 
 @pytest.mark.req("INBOX-021", "INBOX-023")
@@ -505,7 +510,8 @@ def test_dispose_ends_the_turn_and_drops_every_record(impl: Implementation) -> N
     assert agent.events() == events
     for verb in ("agent.send", "agent.steer", "agent.inject"):
         assert agent.error_code(verb, content=text("x")) == DISPOSED
-    assert "QC" not in repr(events) and "SC" not in repr(events)
+    assert "QC" not in repr(events)
+    assert "SC" not in repr(events)
 
 
 @pytest.mark.req("INBOX-021", "INBOX-024")
@@ -520,7 +526,8 @@ def test_terminal_stop_discards_steering_and_keeps_queued_messages(impl: Impleme
     agent.call("agent.steer", content=text("LATE"))
     agent.run()
     observed = repr(agent.events())
-    assert "STEER" not in observed and "LATE" not in observed
+    assert "STEER" not in observed
+    assert "LATE" not in observed
     users = [e["data"]["content"] for e in of_type(agent.events(), "user/message")]
     assert users == [text("A"), text("B")]
 
