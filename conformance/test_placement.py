@@ -1,0 +1,304 @@
+"""ENV-050..ENV-071: the placement split, the prompt envelope and request reconstruction.
+
+The expected prompt event is computed by ``agent_support.expected_prompt_data`` (written from
+research note B §2.9, without model code); replay by ``agent_support.replay``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.conformance.agent_support import (
+    DELIM,
+    DELIM_TEXT,
+    USER,
+    AgentHandle,
+    context,
+    expected_prompt_data,
+    new_agent,
+    of_type,
+    plugin,
+    replay,
+    text,
+)
+
+pytestmark = pytest.mark.capability("agent")
+
+#: Event types of the seed era; placement adds none (ENV-052).
+SEED_EVENT_TYPES = {
+    "turn/start",
+    "turn/end",
+    "step/start",
+    "step/end",
+    "user/message",
+    "prompt/blocked",
+    "context/message",
+    "steering/message",
+    "assistant/chunk",
+    "assistant/message",
+    "tool/call",
+    "tool/result",
+    "request/header",
+}
+
+
+def step_until(agent: AgentHandle, name: str) -> None:
+    for _ in range(200):
+        got = agent.step()
+        if got == name:
+            return
+        assert got is not None, f"quiescent before {name!r}"
+    raise AssertionError(name)
+
+
+def contexts_strategy() -> st.SearchStrategy[list[dict[str, Any]]]:
+    placement = st.sampled_from([None, "separate", "prompt-prefix", "PROMPT-PREFIX", "prefix", ""])
+    body = st.sampled_from(["alpha", "## My request:", DELIM_TEXT, "<x>", "\ud800", "😀", ""])
+    meta = st.one_of(st.none(), st.sampled_from([{"k": 1}, [1, 2], "m", 0, False]))
+
+    def build(parts: tuple[str | None, str, Any, int]) -> dict[str, Any]:
+        where, words, m, n = parts
+        out: dict[str, Any] = {"source": plugin(f"p{n}"), "content": text(words) * (n % 3)}
+        if where is not None:
+            out["placement"] = where
+        if m is not None:
+            out["meta"] = m
+        return out
+
+    item = st.tuples(placement, body, meta, st.integers(0, 5)).map(build)
+    return st.lists(item, max_size=4)
+
+
+def placed_after(events: list[dict[str, Any]], index: int, count: int) -> list[dict[str, Any]]:
+    return [e["data"] for e in events[index + 1 : index + 1 + count]]
+
+
+@pytest.mark.req("ENV-050", "ENV-051", "ENV-053", "ENV-054", "ENV-055", "ENV-056", "ENV-057")
+@pytest.mark.req("ENV-059")
+@settings(max_examples=60)
+@given(
+    contexts=contexts_strategy(), prompt=st.sampled_from(["hi", "", "## My request:", "x\ud800"])
+)
+def test_send_placement_matches_the_split(
+    impl: Implementation, contexts: list[dict[str, Any]], prompt: str
+) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.send", content=text(prompt), contexts=contexts)
+    agent.run()
+    events = agent.events()
+    expected, separate = expected_prompt_data(text(prompt), USER, contexts)
+    users = [i for i, e in enumerate(events) if e["type"] == "user/message"]
+    assert len(users) == 1
+    at = users[0]
+    assert events[at]["data"] == expected
+    assert placed_after(events, at, len(separate)) == separate
+    assert len(of_type(events, "context/message")) == len(separate)
+    assert events[at + 1 + len(separate)]["type"] == "step/start"
+    delimiters = [b for b in events[at]["data"]["content"] if b == DELIM]
+    has_prefix = any(c.get("placement") == "prompt-prefix" for c in contexts)
+    if has_prefix:
+        content = events[at]["data"]["content"]
+        prefix_blocks = sum(
+            len(c["content"]) for c in contexts if c.get("placement") == "prompt-prefix"
+        )
+        assert content[prefix_blocks] == DELIM
+        assert content[prefix_blocks + 1 :] == text(prompt)
+        assert events[at]["data"]["envelope"]["displayContent"] == text(prompt)
+    else:
+        assert "envelope" not in events[at]["data"]
+        assert delimiters == []
+    request = agent.requests()[0]
+    assert request["messages"][0] == {"role": "user", "content": expected["content"]}
+    assert request["messages"][1:] == [{"role": "user", "content": s["content"]} for s in separate]
+
+
+@pytest.mark.req("ENV-060", "ENV-050", "ENV-056", "ENV-057")
+@settings(max_examples=40)
+@given(contexts=contexts_strategy())
+def test_drained_steering_gets_the_same_split(
+    impl: Implementation, contexts: list[dict[str, Any]]
+) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.script", responses=[{"toolCalls": [{"name": "t"}]}])
+    agent.call("agent.send", content=text("go"))
+    step_until(agent, "model")
+    agent.call("agent.steer", content=text("steer"), contexts=contexts)
+    agent.run()
+    events = agent.events()
+    expected, separate = expected_prompt_data(text("steer"), USER, contexts)
+    steering = [i for i, e in enumerate(events) if e["type"] == "steering/message"]
+    assert len(steering) == 1
+    assert events[steering[0]]["data"] == {"turn": 1, **expected}
+    assert placed_after(events, steering[0], len(separate)) == separate
+    assert [s["content"] for s in agent.call("agent.submissions")] == [text("go")]
+
+
+@pytest.mark.req("ENV-060", "ENV-055", "ENV-050")
+def test_steer_during_a_tool_step_with_prefix_and_separate_contexts(impl: Implementation) -> None:
+    """Research note B §2.12(d), restated."""
+    agent = new_agent(impl)
+    agent.call("agent.script", responses=[{"toolCalls": [{"name": "t"}]}])
+    agent.call("agent.send", content=text("go"))
+    step_until(agent, "model")
+    p = context("PREFIX", placement="prompt-prefix")
+    s1 = context("S1", meta={"m": 1})
+    s2 = context("S2")
+    agent.call("agent.steer", content=text("x"), contexts=[p, s1, s2])
+    assert agent.step() == "tool"
+    events = agent.events()
+    assert [e["type"] for e in events[-4:]] == [
+        "tool/result",
+        "steering/message",
+        "context/message",
+        "context/message",
+    ]
+    assert events[-3]["data"] == {
+        "turn": 1,
+        "content": [*text("PREFIX"), DELIM, *text("x")],
+        "source": USER,
+        "envelope": {"displayContent": text("x"), "prefixContexts": [{"source": plugin("ctx")}]},
+    }
+    assert events[-2]["data"] == {"content": text("S1"), "source": plugin("ctx"), "meta": {"m": 1}}
+    assert events[-1]["data"] == {"content": text("S2"), "source": plugin("ctx")}
+    agent.run()
+    second = agent.requests()[1]["messages"]
+    assert second[-3:] == [
+        {"role": "user", "content": [*text("PREFIX"), DELIM, *text("x")]},
+        {"role": "user", "content": text("S1")},
+        {"role": "user", "content": text("S2")},
+    ]
+
+
+@pytest.mark.req("ENV-061", "ENV-062", "ENV-064")
+def test_prompt_submit_sees_and_rewrites_only_the_direct_prompt(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.listen", listener={"kind": "rewrite", "content": text("EFFECTIVE")})
+    snapshot = context("SNAPSHOT BYTES", placement="prompt-prefix", meta={"r": 1})
+    agent.call("agent.send", content=text("direct"), source=plugin("host"), contexts=[snapshot])
+    agent.run()
+    submissions = agent.call("agent.submissions")
+    assert submissions == [{"turn": 1, "content": text("direct"), "source": plugin("host")}]
+    data = of_type(agent.events(), "user/message")[0]["data"]
+    assert data == {
+        "content": [*text("SNAPSHOT BYTES"), DELIM, *text("EFFECTIVE")],
+        "source": plugin("host"),
+        "envelope": {
+            "displayContent": text("EFFECTIVE"),
+            "prefixContexts": [{"source": plugin("ctx"), "meta": {"r": 1}}],
+        },
+    }
+
+
+@pytest.mark.req("ENV-064")
+def test_the_turn_trigger_and_prompt_keep_the_record_source(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    agent.call("agent.listen", listener={"kind": "allow", "content": text("X")})
+    agent.call("agent.send", content=text("a"), source=plugin("origin"))
+    agent.run()
+    assert of_type(agent.events(), "user/message")[0]["data"]["source"] == plugin("origin")
+
+
+@pytest.mark.req("ENV-051", "ENV-070")
+def test_the_envelope_and_sources_never_reach_the_model(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    p = context("P", placement="prompt-prefix", meta={"secret": "META-ONLY"})
+    agent.call("agent.send", content=text("a"), source=plugin("SRC-ONLY"), contexts=[p])
+    agent.call("agent.inject", content=text("i"), source=plugin("SRC-ONLY"), meta="META-ONLY")
+    agent.run()
+    for request in agent.requests():
+        assert "META-ONLY" not in repr(request)
+        assert "SRC-ONLY" not in repr(request)
+        assert "displayContent" not in repr(request)
+        assert list(request) == ["provider", "model", "messages", "system", "sessionId"]
+        for message in request["messages"]:
+            assert set(message) <= {"role", "content", "provenance"}
+
+
+@pytest.mark.req("ENV-052", "ENV-058")
+def test_every_request_replays_from_the_log(impl: Implementation) -> None:
+    agent = new_agent(impl, options={"tools": [{"name": "t", "description": "d"}]})
+    agent.call(
+        "agent.script",
+        responses=[{"toolCalls": [{"name": "t"}, {"name": "u"}], "text": "calling"}, {"text": "a"}],
+    )
+    agent.call(
+        "agent.send", content=text("one"), contexts=[context("P", placement="prompt-prefix")]
+    )
+    step_until(agent, "tool")
+    agent.call("agent.inject", content=text("deferred"))
+    agent.call("agent.steer", content=text("st"), contexts=[context("SEP")])
+    agent.run()
+    agent.call("agent.inject", content=text("idle"))
+    agent.call("agent.send", content=text("two"))
+    agent.run()
+    events = agent.events()
+    assert {e["type"] for e in events} <= SEED_EVENT_TYPES
+    requests = agent.requests()
+    assert len(requests) == len(of_type(events, "step/start")) == 3
+    assert replay(events, agent.id) == requests
+
+
+@pytest.mark.req("ENV-070", "ENV-071")
+def test_the_system_prompt_is_deterministic_and_logged(impl: Implementation) -> None:
+    options = {
+        "persona": "Be brief.",
+        "sections": [{"text": "cwd={{cwd}} model={{model}}", "order": 5}],
+    }
+    a = new_agent(impl, header={"cwd": "/w"}, options=options)
+    b = new_agent(impl, header={"cwd": "/w"}, options=options)
+    c = new_agent(impl, header={"cwd": "/other"}, options=options)
+    system = a.call("agent.system")["system"]
+    assert system == (
+        "You are an AI agent powered by the DeepSeek Harness SDK.\n\nBe brief.\n\n"
+        "cwd=/w model=scripted"
+    )
+    assert b.call("agent.system")["system"] == system
+    assert c.call("agent.system")["system"] != system
+    a.call("agent.send", content=text("1"))
+    a.call("agent.send", content=text("2"))
+    a.run()
+    headers = of_type(a.events(), "request/header")
+    assert [h["data"] for h in headers] == [
+        {
+            "header": {"config": {"provider": "mock", "model": "scripted"}, "system": system},
+            "reason": "initial",
+        }
+    ]
+    assert [r["system"] for r in a.requests()] == [system, system]
+
+
+@pytest.mark.req("ENV-065", "ENV-059")
+def test_a_prepared_reference_reaches_the_model_as_one_prefixed_user_message(
+    impl: Implementation,
+) -> None:
+    """V-21 restated as assertions (the request itself is snapshotted elsewhere)."""
+    from dsh_conformance.conformance.keyless import keyless_contexts
+
+    agent = new_agent(impl, header={"cwd": "/workspace/project"})
+    content, contexts = keyless_contexts(impl)
+    agent.call("agent.send", content=content, contexts=contexts)
+    agent.run()
+    last = agent.requests()[0]["messages"][-1]
+    assert last["role"] == "user"
+    assert len(last["content"]) == 3
+    assert last["content"][1] == DELIM
+    assert last["content"][2] == content[0]
+    snapshot_text = last["content"][0]["text"]
+    assert "untrusted, read-only snapshot" in snapshot_text
+    assert "Retained checkpoint." in snapshot_text
+    assert "Recent retained question." in snapshot_text
+    body = repr(agent.requests())
+    assert "SHADOWED OLD USER" not in body
+    assert "SHADOWED OLD ASSISTANT" not in body
+    assert of_type(agent.events(), "context/message") == []
+    envelope = of_type(agent.events(), "user/message")[0]["data"]["envelope"]
+    assert envelope["displayContent"] == content
+    (prefix,) = envelope["prefixContexts"]
+    assert prefix["source"] == plugin("session-reference")
+    assert prefix["meta"]["references"][0]["sessionId"] == "source-session"
+    assert prefix["meta"]["references"][0]["compacted"] is True
