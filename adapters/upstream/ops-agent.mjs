@@ -40,7 +40,9 @@ class ScriptedModel extends LlmAdapter {
   async * stream(options) {
     const { signal, ...rest } = options
     void signal
-    this.requests.push(JSON.parse(JSON.stringify(rest)))
+    const request = JSON.parse(JSON.stringify(rest))
+    this.requests.push(request)
+    this.onRequest?.(request)
     const reply = this.replies.shift() ?? `reply ${this.requests.length}`
     const hold = this.holds.get(this.requests.length)
     if (hold !== undefined) await hold
@@ -67,14 +69,20 @@ function userMessage(action) {
 const flush = () => new Promise(resolve => setImmediate(resolve))
 
 /**
- * args: {target: {id, cwd?}, sources: {id: seed session}, config?, replies?: string[],
- *        actions: [{do: followup|steer|inject|send|whenIdle|waitForRequest, text?|content?, source?, n?}]}
- * `waitForRequest n` holds the model's n-th answer open until the next whenIdle, so the
- * following actions happen while that model call is in flight.
+ * args: {target: {id, cwd?} | agents: [{id, cwd?}], sources: {id: seed session}, config?,
+ *        replies?: string[],
+ *        actions: [{do: followup|steer|inject|send|whenIdle|waitForRequest, agent?, text?|content?,
+ *                   source?, n?}]}
+ * Every agent lives in the same store, so one agent may reference another's session.
+ * `waitForRequest n` holds the model's n-th request (counted over all agents) open until the
+ * next whenIdle, so the following actions happen while that model call is in flight.
+ * Returns {requests, log, replay, status} of the first agent plus `agents` keyed by id.
  */
 op('release.run', 'agent.release-placement', async args => {
-  const target = arg(args, 'target')
-  if (!isObject(target) || typeof target.id !== 'string') throw new ArgumentError('target must be an object with a string id')
+  const specs = Array.isArray(args.agents) ? args.agents : [arg(args, 'target')]
+  if (specs.length === 0 || !specs.every(t => isObject(t) && typeof t.id === 'string')) {
+    throw new ArgumentError('target (or every agents entry) must be an object with a string id')
+  }
   resetIds() // every scenario numbers its message ids from 1 (decision D-144)
   const ctx = new Context()
   await ctx.plugin(SessionStore)
@@ -91,23 +99,35 @@ op('release.run', 'agent.release-placement', async args => {
   await ctx.plugin(SR.SessionReferenceResolver, args.config ?? {})
   const model = new ScriptedModel(Array.isArray(args.replies) ? args.replies : [])
   ctx.get('llm').registerAdapter(['mock'], model)
-  const agent = ctx.get('agentLoop').create(target.id, { provider: 'mock', model: 'mock' },
-    typeof target.cwd === 'string' ? { cwd: target.cwd } : undefined)
+  const agents = new Map()
+  for (const spec of specs) {
+    const agent = ctx.get('agentLoop').create(spec.id, { provider: 'mock', model: 'mock' },
+      typeof spec.cwd === 'string' ? { cwd: spec.cwd } : undefined)
+    agents.set(spec.id, { agent, requests: [] })
+  }
+  model.onRequest = request => {
+    const entry = agents.get(request.sessionId)
+    if (entry !== undefined) entry.requests.push({ messages: request.messages })
+  }
   const opened = []
+  const settle = async () => {
+    for (const release of opened.splice(0)) release()
+    for (const { agent } of agents.values()) await agent.whenIdle()
+  }
   for (const action of arg(args, 'actions')) {
+    const entry = agents.get(action?.agent ?? specs[0].id)
+    if (entry === undefined) throw new ArgumentError(`unknown agent ${JSON.stringify(action?.agent)}`)
+    const agent = entry.agent
     switch (action?.do) {
       case 'followup': agent.followup(userMessage(action)); break
       case 'steer': agent.steer(userMessage(action)); break
       case 'inject': agent.inject(userMessage(action)); break
       case 'send': agent.send(userMessage(action), action.target ?? 'next-turn', action.wakeup ?? true); break
-      case 'whenIdle':
-        for (const release of opened.splice(0)) release()
-        await agent.whenIdle()
-        break
+      case 'whenIdle': await settle(); break
       case 'waitForRequest': {
         const n = Number.isSafeInteger(action.n) ? action.n : 1
-        const { promise, resolve } = Promise.withResolvers()
         if (model.requests.length >= n) throw new ArgumentError(`model request ${n} was already made`)
+        const { promise, resolve } = Promise.withResolvers()
         model.holds.set(n, promise)
         opened.push(resolve)
         for (let i = 0; i < 200 && model.requests.length < n; i += 1) await flush()
@@ -118,14 +138,17 @@ op('release.run', 'agent.release-placement', async args => {
         throw new ArgumentError(`unknown action ${JSON.stringify(action?.do)}`)
     }
   }
-  for (const release of opened.splice(0)) release()
-  await agent.whenIdle()
-  const log = agent.session.events.map(event => {
-    const out = { type: event.type, seq: event.seq, data: event.data }
-    if (event.surfaceOp !== undefined) out.surfaceOp = event.surfaceOp
-    return out
+  await settle()
+  const report = ({ agent, requests }) => ({
+    requests,
+    log: agent.session.events.map(event => {
+      const out = { type: event.type, seq: event.seq, data: event.data }
+      if (event.surfaceOp !== undefined) out.surfaceOp = event.surfaceOp
+      return out
+    }),
+    replay: agent.session.deriveMessages(),
+    status: agent.status,
   })
-  const requests = model.requests.map(request => ({ messages: request.messages }))
-  const replay = agent.session.deriveMessages()
-  return { requests, log, replay, status: agent.status }
+  const all = Object.fromEntries([...agents].map(([id, entry]) => [id, report(entry)]))
+  return { ...all[specs[0].id], agents: all }
 })
