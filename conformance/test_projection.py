@@ -1,0 +1,340 @@
+"""PROJ-*: projection of a source session's current surface."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+
+from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.conformance.strategies_sessions import (
+    COMPACT,
+    USER,
+    SessionCase,
+    session_cases,
+    text_block,
+)
+
+pytestmark = pytest.mark.capability("projection")
+INVALID_EVENT = "DSH_INVALID_EVENT"
+
+
+def log(*events: tuple[str, dict[str, Any]] | dict[str, Any]) -> dict[str, Any]:
+    """A session from (type, data) pairs (surface types appended) or full event dicts."""
+    out = []
+    for seq, spec in enumerate(events):
+        if isinstance(spec, dict):
+            out.append({"seq": seq, "time": 0, **spec})
+            continue
+        type_, data = spec
+        event: dict[str, Any] = {"type": type_, "seq": seq, "time": 0, "data": data}
+        if type_ in {
+            "user/message",
+            "assistant/message",
+            "tool/result",
+            "context/message",
+            "steering/message",
+        }:
+            event["surfaceOp"] = "append"
+        out.append(event)
+    return {"header": {"version": 0, "id": "source", "createdAt": 1}, "events": out}
+
+
+def user(text: str, source: dict[str, Any] = USER) -> tuple[str, dict[str, Any]]:
+    return ("user/message", {"content": [text_block(text)], "source": source})
+
+
+def items(*pairs: tuple[str, str] | tuple[str, str, bool]) -> list[dict[str, Any]]:
+    return [
+        {"role": p[0], "text": p[1], "checkpoint": bool(p[2]) if len(p) > 2 else False}
+        for p in pairs
+    ]
+
+
+@pytest.mark.req("PROJ-001", "PROJ-004", "PROJ-005", "PROJ-006", "PROJ-009")
+@given(session_cases())
+def test_projection_keeps_exactly_what_the_seed_keeps(
+    impl: Implementation, case: SessionCase
+) -> None:
+    """The expected projection is computed by the generator while it builds the log."""
+    got = impl.call("projection.project", session=case.session)
+    assert got == case.expected
+    texts = {item["text"] for item in got}
+    assert not texts & set(case.hidden), "an excluded, shadowed or baked text was projected"
+
+
+@pytest.mark.req("PROJ-007", "PROJ-005")
+@given(session_cases())
+def test_surface_read_is_header_capture_seq_and_current_nodes(
+    impl: Implementation, case: SessionCase
+) -> None:
+    got = impl.call("session.surface", session=case.session)
+    assert got["capturedThroughSeq"] == case.captured_through_seq
+    assert got["session"]["id"] == case.id
+    assert got["session"].get("cwd") == case.session["header"].get("cwd")
+    raw = {e["seq"]: e for e in case.events}
+    for event in got["events"]:
+        assert event == raw[event["seq"]], "surface nodes are the log's own events"
+    # Projecting the read equals projecting the log: shadowed nodes are simply not there.
+    assert impl.call("projection.project", snapshot=got) == case.expected
+
+
+@pytest.mark.req("PROJ-001", "PROJ-004", "PROJ-007")
+def test_upstream_fixture(impl: Implementation) -> None:
+    """Research note A §2.2: the pinned upstream projection fixture."""
+    session = log(
+        user("old user"),
+        ("assistant/message", {"turn": 0, "step": 0, "content": [text_block("old assistant")]}),
+        {
+            "type": "user/message",
+            "data": {
+                "content": [text_block("<compacted-summary>checkpoint</compacted-summary>")],
+                "source": COMPACT,
+            },
+            "surfaceOp": {"op": "replace", "start": 0, "end": 1},
+            "sourceEventSeqs": [0, 1],
+        },
+        user("recent user"),
+        ("context/message", {"content": [text_block("workspace secret")], "source": COMPACT}),
+        ("steering/message", {"turn": 1, "content": [text_block("human steer")], "source": USER}),
+        (
+            "steering/message",
+            {
+                "turn": 1,
+                "content": [text_block("plugin steer")],
+                "source": {"kind": "plugin", "plugin": "loop"},
+            },
+        ),
+        (
+            "tool/result",
+            {"turn": 1, "step": 0, "callId": "c", "content": [text_block("out")], "isError": False},
+        ),
+        (
+            "assistant/message",
+            {
+                "turn": 1,
+                "step": 0,
+                "content": [{"type": "reasoning", "text": "think"}, text_block("visible answer")],
+            },
+        ),
+        user("plugin user", {"kind": "plugin", "plugin": "goal"}),
+        ("user/message", {"content": [{"type": "reasoning", "text": "r"}], "source": USER}),
+        (
+            "steering/message",
+            {"turn": 1, "content": [{"type": "reasoning", "text": "r"}], "source": USER},
+        ),
+        (
+            "assistant/message",
+            {"turn": 1, "step": 1, "content": [{"type": "reasoning", "text": "r"}]},
+        ),
+        ("assistant/chunk", {"turn": 1, "step": 1, "chunk": {"type": "text", "text": "partial"}}),
+    )
+    assert impl.call("projection.project", session=session) == items(
+        ("user", "<compacted-summary>checkpoint</compacted-summary>", True),
+        ("user", "recent user"),
+        ("user", "human steer"),
+        ("assistant", "visible answer"),
+    )
+    assert impl.call("session.surface", session=session)["capturedThroughSeq"] == 13
+
+
+@pytest.mark.req("PROJ-003", "PROJ-009")
+def test_baked_prompt_projects_only_its_display_content(impl: Implementation) -> None:
+    """Upstream's pinned non-recursion case, for user and steering prompts."""
+    for type_, extra in (("user/message", {}), ("steering/message", {"turn": 0})):
+        data = {
+            **extra,
+            "content": [
+                text_block("nested referenced snapshot must not propagate"),
+                text_block("\n\n## My request:\n"),
+                text_block("direct source question"),
+            ],
+            "source": USER,
+            "envelope": {
+                "displayContent": [text_block("direct source question")],
+                "prefixContexts": [{"source": {"kind": "plugin", "plugin": "session-reference"}}],
+            },
+        }
+        got = impl.call("projection.project", session=log((type_, data)))
+        assert got == items(("user", "direct source question"))
+
+
+@pytest.mark.req("PROJ-003", "PROJ-009")
+def test_empty_display_content_projects_nothing_and_the_delimiter_is_not_parsed(
+    impl: Implementation,
+) -> None:
+    hidden = {
+        "content": [text_block("snapshot"), text_block("request")],
+        "source": USER,
+        "envelope": {"displayContent": [], "prefixContexts": []},
+    }
+    plain = {"content": [text_block("a\n\n## My request:\nb")], "source": USER}
+    got = impl.call(
+        "projection.project", session=log(("user/message", hidden), ("user/message", plain))
+    )
+    assert got == items(("user", "a\n\n## My request:\nb"))
+
+
+@pytest.mark.req("PROJ-006")
+def test_text_blocks_join_with_lf_and_empty_items_vanish(impl: Implementation) -> None:
+    blocks = [
+        text_block(""),
+        {"type": "reasoning", "text": "no"},
+        text_block("a"),
+        {"type": "tool-call", "id": "c", "name": "x", "arguments": "{}"},
+        {"type": "text", "text": 5},
+        text_block(" "),
+    ]
+    session = log(
+        ("user/message", {"content": blocks, "source": USER}),
+        ("assistant/message", {"turn": 0, "step": 0, "content": [text_block(""), text_block("")]}),
+        ("assistant/message", {"turn": 0, "step": 0, "content": []}),
+        ("user/message", {"content": [text_block("")], "source": USER}),
+        ("user/message", {"content": [text_block("  ")], "source": USER}),
+    )
+    assert impl.call("projection.project", session=session) == items(
+        ("user", "\na\n "), ("assistant", "\n"), ("user", "  ")
+    )
+
+
+@pytest.mark.req("PROJ-002", "PROJ-008")
+def test_checkpoints_are_recognized_by_source_only(impl: Implementation) -> None:
+    session = log(
+        user("appended checkpoint", COMPACT),
+        user(
+            "backend fields", {"kind": "plugin", "plugin": "compact", "compactionId": "c1", "x": 1}
+        ),
+        user("other plugin", {"kind": "plugin", "plugin": "compact-basic"}),
+        user("kind only", {"kind": "compact"}),
+        (
+            "steering/message",
+            {"turn": 0, "content": [text_block("compact steer")], "source": COMPACT},
+        ),
+        ("context/message", {"content": [text_block("compact context")], "source": COMPACT}),
+        user("extra user fields", {"kind": "user", "rpcId": 3}),
+    )
+    assert impl.call("projection.project", session=session) == items(
+        ("user", "appended checkpoint", True),
+        ("user", "backend fields", True),
+        ("user", "extra user fields"),
+    )
+
+
+@pytest.mark.req("PROJ-005")
+def test_repeated_compaction_exposes_only_the_latest_lineage(impl: Implementation) -> None:
+    """Research note A §3.3: a second compaction shadows the first checkpoint too."""
+    session = log(
+        user("first"),
+        ("assistant/chunk", {"turn": 0, "step": 0, "chunk": {}}),
+        {
+            "type": "user/message",
+            "data": {"content": [text_block("checkpoint one")], "source": COMPACT},
+            "surfaceOp": {"op": "replace", "start": 0, "end": 0},
+            "sourceEventSeqs": [0],
+        },
+        user("tail"),
+        {
+            "type": "user/message",
+            "data": {"content": [text_block("checkpoint two")], "source": COMPACT},
+            "surfaceOp": {"op": "replace", "start": 2, "end": 3},
+            "sourceEventSeqs": [2, 3],
+        },
+        ("assistant/message", {"turn": 1, "step": 0, "content": [text_block("after")]}),
+    )
+    surface = impl.call("session.surface", session=session)
+    assert [e["seq"] for e in surface["events"]] == [4, 5]
+    assert surface["capturedThroughSeq"] == 5
+    assert impl.call("projection.project", session=session) == items(
+        ("user", "checkpoint two", True), ("assistant", "after")
+    )
+
+
+MALFORMED = {
+    "non-contiguous seq": {"type": "turn/end", "seq": 1, "time": 0, "data": {}},
+    "surfaceOp on a log-only type": {
+        "type": "assistant/chunk",
+        "seq": 0,
+        "time": 0,
+        "data": {},
+        "surfaceOp": "append",
+    },
+    "unknown type on the surface": {
+        "type": "mystery/message",
+        "seq": 0,
+        "time": 0,
+        "data": {},
+        "surfaceOp": "append",
+    },
+    "surface type without surfaceOp": {
+        "type": "user/message",
+        "seq": 0,
+        "time": 0,
+        "data": {"content": [], "source": USER},
+    },
+    "replace of a missing node": {
+        "type": "user/message",
+        "seq": 0,
+        "time": 0,
+        "data": {"content": [], "source": COMPACT},
+        "surfaceOp": {"op": "replace", "start": 0, "end": 0},
+        "sourceEventSeqs": [],
+    },
+    "content not an array": {
+        "type": "user/message",
+        "seq": 0,
+        "time": 0,
+        "data": {"content": "text", "source": USER},
+        "surfaceOp": "append",
+    },
+    "data not an object": {
+        "type": "assistant/message",
+        "seq": 0,
+        "time": 0,
+        "data": ["x"],
+        "surfaceOp": "append",
+    },
+    "block not an object": {
+        "type": "assistant/message",
+        "seq": 0,
+        "time": 0,
+        "data": {"content": ["text"]},
+        "surfaceOp": "append",
+    },
+    "envelope without displayContent": {
+        "type": "user/message",
+        "seq": 0,
+        "time": 0,
+        "data": {"content": [], "source": USER, "envelope": {}},
+        "surfaceOp": "append",
+    },
+    "event not an object": "user/message",
+    "negative seq": {"type": "turn/end", "seq": -1, "time": 0, "data": {}},
+    "missing data": {"type": "turn/end", "seq": 0, "time": 0},
+}
+DATA_SHAPE = {
+    "block not an object",
+    "content not an array",
+    "data not an object",
+    "envelope without displayContent",
+}
+
+
+@pytest.mark.req("PROJ-010")
+@pytest.mark.parametrize("name", sorted(MALFORMED))
+def test_malformed_logs_are_invalid_event(impl: Implementation, name: str) -> None:
+    session = {"header": {"id": "s", "createdAt": 0}, "events": [MALFORMED[name]]}
+    assert impl.error_code("projection.project", session=session) == INVALID_EVENT
+    if name not in DATA_SHAPE:  # the fold checks the log; data shapes matter to projection
+        assert impl.error_code("session.surface", session=session) == INVALID_EVENT
+
+
+@pytest.mark.req("PROJ-001", "PROJ-004")
+@settings(max_examples=50)
+@given(session_cases())
+def test_matches_reference_model(
+    impl: Implementation, oracle: Implementation, case: SessionCase
+) -> None:
+    assert impl.call("session.surface", session=case.session) == oracle.call(
+        "session.surface", session=case.session
+    )
