@@ -13,7 +13,6 @@ import pytest
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.conformance.agent_support import (
-    DELIM,
     USER,
     AgentHandle,
     context,
@@ -114,14 +113,14 @@ def test_caller_mutation_after_acceptance_changes_nothing(impl: Implementation) 
     agent = new_agent(impl)
     content = text("original")
     source = {"kind": "plugin", "plugin": "orig"}
-    contexts = [context("CTX", placement="prompt-prefix", meta={"m": [1]}), context("SEP")]
+    contexts = [context("CTX", placement="separate", meta={"m": [1]}), context("SEP")]
     pristine = copy.deepcopy((content, source, contexts))
     agent.call("agent.send", content=content, source=source, contexts=contexts)
     content[0]["text"] = "MUTATED"
     content.append({"type": "text", "text": "MUTATED"})
     source["plugin"] = "MUTATED"
     contexts[0]["meta"]["m"].append("MUTATED")
-    contexts[0]["placement"] = "separate"
+    contexts[0]["placement"] = "prompt-prefix"
     contexts[1]["content"][0]["text"] = "MUTATED"
     contexts.append(context("MUTATED"))
     agent.run()
@@ -130,8 +129,11 @@ def test_caller_mutation_after_acceptance_changes_nothing(impl: Implementation) 
     c0, s0, x0 = pristine
     assert agent.notifications()[0]["contexts"] == x0
     user = of_type(agent.events(), "user/message")[0]
-    assert user["data"]["content"] == [*x0[0]["content"], DELIM, *c0]
-    assert user["data"]["source"] == s0
+    assert user["data"] == {"content": c0, "source": s0}
+    assert [e["data"] for e in of_type(agent.events(), "context/message")] == [
+        {"content": x0[0]["content"], "source": x0[0]["source"], "meta": {"m": [1]}},
+        {"content": x0[1]["content"], "source": x0[1]["source"]},
+    ]
 
 
 @pytest.mark.req("INBOX-003")
@@ -299,20 +301,16 @@ def test_an_allow_without_next_drops_the_attached_contexts(impl: Implementation)
     }
 
 
-@pytest.mark.req("INBOX-012", "ENV-062")
+@pytest.mark.req("INBOX-012")
 def test_a_wrapping_rewrite_keeps_downstream_contexts(impl: Implementation) -> None:
     agent = new_agent(impl)
     agent.call("agent.listen", listener={"kind": "rewrite", "content": text("REWRITTEN")})
-    agent.call(
-        "agent.send",
-        content=text("a"),
-        contexts=[context("P", placement="prompt-prefix"), context("c")],
-    )
+    agent.call("agent.send", content=text("a"), contexts=[context("c1"), context("c2")])
     agent.run()
     user = of_type(agent.events(), "user/message")[0]["data"]
-    assert user["content"] == [*text("P"), DELIM, *text("REWRITTEN")]
-    assert user["envelope"]["displayContent"] == text("REWRITTEN")
-    assert message_types(agent) == ["user/message", "context/message", "assistant/message"]
+    assert user == {"content": text("REWRITTEN"), "source": USER}
+    separate = [e["data"]["content"] for e in of_type(agent.events(), "context/message")]
+    assert separate == [text("c1"), text("c2")]
 
 
 @pytest.mark.req("INBOX-012")
@@ -330,14 +328,16 @@ def test_an_allow_with_content_and_no_next_replaces_content_and_drops_contexts(
 @pytest.mark.req("INBOX-012", "INBOX-010")
 def test_listener_contexts_are_placed_like_attached_ones(impl: Implementation) -> None:
     agent = new_agent(impl)
-    hook_ctx = [context("HOOK"), context("HOOKP", placement="prompt-prefix")]
+    hook_ctx = [context("HOOK1"), context("HOOK2", meta={"h": True})]
     agent.call("agent.listen", listener={"kind": "add-contexts", "contexts": hook_ctx})
     agent.call("agent.send", content=text("a"), contexts=[context("ATT")])
     agent.run()
-    user = of_type(agent.events(), "user/message")[0]["data"]
-    assert user["content"] == [*text("HOOKP"), DELIM, *text("a")]
-    separate = [e["data"]["content"] for e in of_type(agent.events(), "context/message")]
-    assert separate == [text("HOOK"), text("ATT")], "hook contexts are prepended"
+    separate = [e["data"] for e in of_type(agent.events(), "context/message")]
+    assert separate == [
+        {"content": text("HOOK1"), "source": plugin("ctx")},
+        {"content": text("HOOK2"), "source": plugin("ctx"), "meta": {"h": True}},
+        {"content": text("ATT"), "source": plugin("ctx")},
+    ], "hook contexts are prepended to the attached ones"
 
 
 @pytest.mark.req("INBOX-012")
@@ -409,7 +409,7 @@ def test_late_steering_keeps_its_record_as_queued_input(impl: Implementation) ->
     agent.call("agent.send", content=text("a"))
     step_until(agent, "turn-stop")
     assert agent.types()[-1] == "turn/end"
-    contexts = [context("P", placement="prompt-prefix", meta={"m": 1}), context("S")]
+    contexts = [context("S1", meta={"m": 1}), context("S2")]
     agent.call("agent.steer", content=text("late"), contexts=contexts)
     queued_notes = len([n for n in agent.notifications() if n["event"] == "agent/queued"])
     assert agent.step() == "flush"
@@ -418,9 +418,14 @@ def test_late_steering_keeps_its_record_as_queued_input(impl: Implementation) ->
     ]
     agent.run()
     assert len([n for n in agent.notifications() if n["event"] == "agent/queued"]) == queued_notes
-    users = of_type(agent.events(), "user/message")
-    assert users[-1]["data"]["content"] == [*text("P"), DELIM, *text("late")]
-    assert of_type(agent.events(), "steering/message") == []
+    events = agent.events()
+    at = max(i for i, e in enumerate(events) if e["type"] == "user/message")
+    assert events[at]["data"] == {"content": text("late"), "source": USER}
+    assert [e["data"] for e in events[at + 1 : at + 3]] == [
+        {"content": text("S1"), "source": plugin("ctx"), "meta": {"m": 1}},
+        {"content": text("S2"), "source": plugin("ctx")},
+    ]
+    assert of_type(events, "steering/message") == []
     assert agent.call("agent.submissions")[-1]["content"] == text("late")
 
 

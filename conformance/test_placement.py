@@ -56,8 +56,10 @@ def step_until(agent: AgentHandle, name: str) -> None:
     raise AssertionError(name)
 
 
-def contexts_strategy() -> st.SearchStrategy[list[dict[str, Any]]]:
-    placement = st.sampled_from([None, "separate", "prompt-prefix", "PROMPT-PREFIX", "prefix", ""])
+def contexts_strategy(prefix: bool = True) -> st.SearchStrategy[list[dict[str, Any]]]:
+    """HookContext lists; with ``prefix`` at least one is 'prompt-prefix', else none is."""
+    others = [None, "separate", "PROMPT-PREFIX", "prefix", ""]
+    placement = st.sampled_from(["prompt-prefix", *others] if prefix else others)
     body = st.sampled_from(["alpha", "## My request:", DELIM_TEXT, "<x>", "\ud800", "😀", ""])
     meta = st.one_of(st.none(), st.sampled_from([{"k": 1}, [1, 2], "m", 0, False]))
 
@@ -71,55 +73,79 @@ def contexts_strategy() -> st.SearchStrategy[list[dict[str, Any]]]:
         return out
 
     item = st.tuples(placement, body, meta, st.integers(0, 5)).map(build)
-    return st.lists(item, max_size=4)
+    contexts = st.lists(item, max_size=4)
+    if prefix:
+        return contexts.filter(lambda cs: any(c.get("placement") == "prompt-prefix" for c in cs))
+    return contexts
 
 
 def placed_after(events: list[dict[str, Any]], index: int, count: int) -> list[dict[str, Any]]:
     return [e["data"] for e in events[index + 1 : index + 1 + count]]
 
 
-@pytest.mark.req("ENV-050", "ENV-051", "ENV-053", "ENV-054", "ENV-055", "ENV-056", "ENV-057")
-@pytest.mark.req("ENV-059")
-@settings(max_examples=60)
-@given(
-    contexts=contexts_strategy(), prompt=st.sampled_from(["hi", "", "## My request:", "x\ud800"])
-)
-def test_send_placement_matches_the_split(
+def sent_prompt(
     impl: Implementation, contexts: list[dict[str, Any]], prompt: str
-) -> None:
+) -> tuple[AgentHandle, int, dict[str, Any], list[dict[str, Any]]]:
+    """Send and run; returns the agent, the user/message index and the expected split."""
     agent = new_agent(impl)
     agent.call("agent.send", content=text(prompt), contexts=contexts)
     agent.run()
     events = agent.events()
-    expected, separate = expected_prompt_data(text(prompt), USER, contexts)
     users = [i for i, e in enumerate(events) if e["type"] == "user/message"]
     assert len(users) == 1
-    at = users[0]
-    assert events[at]["data"] == expected
+    expected, separate = expected_prompt_data(text(prompt), USER, contexts)
+    return agent, users[0], expected, separate
+
+
+PROMPTS = st.sampled_from(["hi", "", "## My request:", "x\ud800"])
+
+
+@pytest.mark.req("ENV-054", "ENV-056")
+@settings(max_examples=40)
+@given(contexts=contexts_strategy(prefix=False), prompt=PROMPTS)
+def test_without_prefix_contexts_every_context_follows_the_prompt(
+    impl: Implementation, contexts: list[dict[str, Any]], prompt: str
+) -> None:
+    agent, at, expected, separate = sent_prompt(impl, contexts, prompt)
+    events = agent.events()
+    assert events[at]["data"] == {"content": text(prompt), "source": USER}
+    assert expected == events[at]["data"]
     assert placed_after(events, at, len(separate)) == separate
-    assert len(of_type(events, "context/message")) == len(separate)
+    assert len(of_type(events, "context/message")) == len(contexts)
     assert events[at + 1 + len(separate)]["type"] == "step/start"
-    delimiters = [b for b in events[at]["data"]["content"] if b == DELIM]
-    has_prefix = any(c.get("placement") == "prompt-prefix" for c in contexts)
-    if has_prefix:
-        content = events[at]["data"]["content"]
-        prefix_blocks = sum(
-            len(c["content"]) for c in contexts if c.get("placement") == "prompt-prefix"
-        )
-        assert content[prefix_blocks] == DELIM
-        assert content[prefix_blocks + 1 :] == text(prompt)
-        assert events[at]["data"]["envelope"]["displayContent"] == text(prompt)
-    else:
-        assert "envelope" not in events[at]["data"]
-        assert delimiters == []
+    request = agent.requests()[0]
+    assert request["messages"] == [
+        {"role": "user", "content": text(prompt)},
+        *({"role": "user", "content": s["content"]} for s in separate),
+    ]
+
+
+@pytest.mark.req("ENV-050", "ENV-051", "ENV-053", "ENV-055", "ENV-057", "ENV-059")
+@settings(max_examples=60)
+@given(contexts=contexts_strategy(prefix=True), prompt=PROMPTS)
+def test_prefix_contexts_are_baked_into_the_prompt_event(
+    impl: Implementation, contexts: list[dict[str, Any]], prompt: str
+) -> None:
+    agent, at, expected, separate = sent_prompt(impl, contexts, prompt)
+    events = agent.events()
+    data = events[at]["data"]
+    assert data == expected
+    prefix = [c for c in contexts if c.get("placement") == "prompt-prefix"]
+    blocks = sum(len(c["content"]) for c in prefix)
+    assert data["content"][blocks] == DELIM
+    assert data["content"][blocks + 1 :] == text(prompt)
+    assert data["envelope"]["displayContent"] == text(prompt)
+    assert len(data["envelope"]["prefixContexts"]) == len(prefix)
+    assert placed_after(events, at, len(separate)) == separate
+    assert len(of_type(events, "context/message")) == len(separate) == len(contexts) - len(prefix)
     request = agent.requests()[0]
     assert request["messages"][0] == {"role": "user", "content": expected["content"]}
     assert request["messages"][1:] == [{"role": "user", "content": s["content"]} for s in separate]
 
 
-@pytest.mark.req("ENV-060", "ENV-050", "ENV-056", "ENV-057")
+@pytest.mark.req("ENV-060", "ENV-050", "ENV-057")
 @settings(max_examples=40)
-@given(contexts=contexts_strategy())
+@given(contexts=st.one_of(contexts_strategy(prefix=True), contexts_strategy(prefix=False)))
 def test_drained_steering_gets_the_same_split(
     impl: Implementation, contexts: list[dict[str, Any]]
 ) -> None:
@@ -174,15 +200,27 @@ def test_steer_during_a_tool_step_with_prefix_and_separate_contexts(impl: Implem
     ]
 
 
-@pytest.mark.req("ENV-061", "ENV-062", "ENV-064")
-def test_prompt_submit_sees_and_rewrites_only_the_direct_prompt(impl: Implementation) -> None:
+@pytest.mark.req("ENV-061", "ENV-064")
+def test_prompt_submit_sees_only_the_direct_prompt(impl: Implementation) -> None:
+    agent = new_agent(impl)
+    snapshot = context("SNAPSHOT BYTES", placement="prompt-prefix", meta={"r": 1})
+    agent.call("agent.send", content=text("direct"), source=plugin("host"), contexts=[snapshot])
+    agent.call("agent.listen", listener={"kind": "rewrite", "content": text("EFFECTIVE")})
+    agent.run()
+    submissions = agent.call("agent.submissions")
+    assert submissions == [{"turn": 1, "content": text("direct"), "source": plugin("host")}]
+    user = of_type(agent.events(), "user/message")[0]["data"]
+    assert user["source"] == plugin("host")
+    assert text("direct")[0] not in user["content"]
+
+
+@pytest.mark.req("ENV-062")
+def test_a_rewrite_applies_to_model_content_and_display_content(impl: Implementation) -> None:
     agent = new_agent(impl)
     agent.call("agent.listen", listener={"kind": "rewrite", "content": text("EFFECTIVE")})
     snapshot = context("SNAPSHOT BYTES", placement="prompt-prefix", meta={"r": 1})
     agent.call("agent.send", content=text("direct"), source=plugin("host"), contexts=[snapshot])
     agent.run()
-    submissions = agent.call("agent.submissions")
-    assert submissions == [{"turn": 1, "content": text("direct"), "source": plugin("host")}]
     data = of_type(agent.events(), "user/message")[0]["data"]
     assert data == {
         "content": [*text("SNAPSHOT BYTES"), DELIM, *text("EFFECTIVE")],
@@ -192,6 +230,7 @@ def test_prompt_submit_sees_and_rewrites_only_the_direct_prompt(impl: Implementa
             "prefixContexts": [{"source": plugin("ctx"), "meta": {"r": 1}}],
         },
     }
+    assert agent.requests()[0]["messages"] == [{"role": "user", "content": data["content"]}]
 
 
 @pytest.mark.req("ENV-064")
@@ -219,7 +258,7 @@ def test_the_envelope_and_sources_never_reach_the_model(impl: Implementation) ->
             assert set(message) <= {"role", "content", "provenance"}
 
 
-@pytest.mark.req("ENV-052", "ENV-058")
+@pytest.mark.req("ENV-058")
 def test_every_request_replays_from_the_log(impl: Implementation) -> None:
     agent = new_agent(impl, options={"tools": [{"name": "t", "description": "d"}]})
     agent.call(
@@ -241,6 +280,23 @@ def test_every_request_replays_from_the_log(impl: Implementation) -> None:
     requests = agent.requests()
     assert len(requests) == len(of_type(events, "step/start")) == 3
     assert replay(events, agent.id) == requests
+
+
+@pytest.mark.req("ENV-052")
+def test_a_prefixed_prompt_replays_without_a_new_event_or_a_context_message(
+    impl: Implementation,
+) -> None:
+    agent = new_agent(impl)
+    p = context("SNAP", placement="prompt-prefix", meta={"kind": "session-reference"})
+    agent.call("agent.send", content=text("this session?"), contexts=[p])
+    agent.run()
+    events = agent.events()
+    assert {e["type"] for e in events} <= SEED_EVENT_TYPES
+    assert of_type(events, "context/message") == []
+    assert replay(events, agent.id) == agent.requests()
+    assert agent.requests()[0]["messages"] == [
+        {"role": "user", "content": [*text("SNAP"), DELIM, *text("this session?")]}
+    ]
 
 
 @pytest.mark.req("ENV-070", "ENV-071")
@@ -272,7 +328,7 @@ def test_the_system_prompt_is_deterministic_and_logged(impl: Implementation) -> 
     assert [r["system"] for r in a.requests()] == [system, system]
 
 
-@pytest.mark.req("ENV-065", "ENV-059")
+@pytest.mark.req("ENV-065", "ENV-059", "ENV-052")
 def test_a_prepared_reference_reaches_the_model_as_one_prefixed_user_message(
     impl: Implementation,
 ) -> None:

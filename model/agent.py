@@ -108,6 +108,10 @@ class Agent:
     ``run_until_idle()``; read ``log``, ``requests``, ``notifications``, ``submissions``.
     """
 
+    #: The placement split (model/placement.py); a test fixture may swap it for another
+    #: placement to show which requirements that placement breaks (D-76).
+    place_prompt = staticmethod(prepare_prompt_message)
+
     def __init__(
         self,
         header: SessionHeader,
@@ -366,7 +370,7 @@ class Agent:
             self._close_turn(turn)
             return "submit"
         content = record.content if decision.content is None else decision.content
-        prepared = prepare_prompt_message(
+        prepared = self.place_prompt(
             content, record.source, decision.additional_contexts or ()
         )
         self._append("user/message", prepared.data)
@@ -507,7 +511,7 @@ class Agent:
         drained = list(self.steering)
         self.steering.clear()
         for record in drained:
-            prepared = prepare_prompt_message(record.content, record.source, record.contexts)
+            prepared = self.place_prompt(record.content, record.source, record.contexts)
             self._append("steering/message", {"turn": turn.number, **prepared.data})
             for context in prepared.separate:
                 self._append("context/message", context)
