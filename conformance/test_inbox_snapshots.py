@@ -1,0 +1,163 @@
+"""Snapshots of normalized captured model requests for named scenarios (syrupy, JSON).
+
+Each snapshot (conformance/__snapshots__/test_inbox_snapshots/<test>.json) holds the captured
+requests of the scenario plus the message-level log (chunks and step markers left out) so
+a reviewer can read what the model saw next to what was logged.  Agent ids are fixed per
+scenario and event times are 0, so nothing needs scrubbing.  Refresh with
+``pytest conformance/test_inbox_snapshots.py --snapshot-update`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+from syrupy.extensions.json import JSONSnapshotExtension
+
+from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.conformance.agent_support import AgentHandle, context, text
+from dsh_conformance.conformance.keyless import CWD, TARGET_ID, keyless_contexts
+
+pytestmark = pytest.mark.capability("agent")
+
+SHOWN = {
+    "turn/start",
+    "turn/end",
+    "user/message",
+    "context/message",
+    "steering/message",
+    "prompt/blocked",
+    "assistant/message",
+    "tool/result",
+}
+
+
+class OrderedJSONExtension(JSONSnapshotExtension):
+    """syrupy's JSON extension, but keeping key order (JSON.stringify's order matters)."""
+
+    def serialize(self, data: Any, **kwargs: Any) -> str:
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+@pytest.fixture
+def snap(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    return snapshot.use_extension(OrderedJSONExtension)
+
+
+def agent_named(impl: Implementation, name: str, **create: Any) -> AgentHandle:
+    """A fixed-id agent; a name already taken in this run gets a numeric suffix."""
+    agent_id, n = name, 1
+    while impl.error_code("agent.state", agent=agent_id) is None:
+        n += 1
+        agent_id = f"{name}-{n}"
+    impl.call("agent.create", id=agent_id, **create)
+    return AgentHandle(impl, agent_id)
+
+
+def record(agent: AgentHandle) -> dict[str, Any]:
+    """What a snapshot holds: requests (session id tokenized) and the message-level log."""
+    requests = [{**r, "sessionId": "{{sessionId}}"} for r in agent.requests()]
+    log = [
+        {"seq": e["seq"], "type": e["type"], "data": e["data"]}
+        for e in agent.events()
+        if e["type"] in SHOWN
+    ]
+    return {"requests": requests, "log": log}
+
+
+def step_until(agent: AgentHandle, name: str) -> None:
+    for _ in range(200):
+        got = agent.step()
+        if got == name:
+            return
+        assert got is not None
+    raise AssertionError(name)
+
+
+@pytest.mark.req("ENV-065", "ENV-059", "ENV-052")
+def test_keyless_session_reference(impl: Implementation, snap: SnapshotAssertion) -> None:
+    """The seed's keyless TUI scenario (V-21): one prefixed user message, no shadowed text."""
+    agent = agent_named(impl, TARGET_ID, header={"cwd": CWD})
+    agent.call("agent.script", responses=[{"text": "Combined reference request accepted."}])
+    content, contexts = keyless_contexts(impl)
+    agent.call("agent.send", content=content, contexts=contexts)
+    agent.run()
+    result = record(agent)
+    assert "SHADOWED OLD" not in repr(result["requests"])
+    assert result == snap
+
+
+@pytest.mark.req("ENV-060", "ENV-055", "ENV-050")
+def test_steer_during_a_tool_step(impl: Implementation, snap: SnapshotAssertion) -> None:
+    agent = agent_named(
+        impl, "steer-during-tool", options={"tools": [{"name": "ls", "description": "list"}]}
+    )
+    agent.call(
+        "agent.script",
+        responses=[
+            {"toolCalls": [{"name": "ls", "arguments": {"path": "."}}], "text": "Listing."},
+            {"text": "Steered answer."},
+        ],
+    )
+    agent.call("agent.send", content=text("Look around."), contexts=[context("Separate note.")])
+    step_until(agent, "model")
+    agent.call(
+        "agent.steer",
+        content=text("Also compare with the snapshot."),
+        contexts=[
+            context("PREFIX SNAPSHOT", placement="prompt-prefix", meta={"v": 1}),
+            context("Separate steering note.", meta={"n": 1}),
+        ],
+    )
+    agent.run()
+    assert record(agent) == snap
+
+
+@pytest.mark.req("INBOX-011", "INBOX-013")
+def test_blocked_prompt(impl: Implementation, snap: SnapshotAssertion) -> None:
+    agent = agent_named(impl, "blocked-prompt")
+    agent.call("agent.listen", listener={"kind": "block", "reason": "policy", "once": True})
+    agent.call(
+        "agent.send",
+        content=text("Blocked request."),
+        contexts=[context("HIDDEN PREFIX", placement="prompt-prefix"), context("HIDDEN NOTE")],
+    )
+    agent.call("agent.send", content=text("Allowed request."))
+    agent.run()
+    result = record(agent)
+    assert "HIDDEN" not in repr(result)
+    assert result == snap
+
+
+@pytest.mark.req("ENV-062")
+def test_allow_with_a_rewrite(impl: Implementation, snap: SnapshotAssertion) -> None:
+    agent = agent_named(impl, "allow-rewrite")
+    agent.call("agent.listen", listener={"kind": "rewrite", "content": text("Rewritten request.")})
+    agent.call(
+        "agent.send",
+        content=text("Original request."),
+        contexts=[context("PREFIX SNAPSHOT", placement="prompt-prefix"), context("Separate note.")],
+    )
+    agent.run()
+    assert record(agent) == snap
+
+
+@pytest.mark.req("INBOX-021", "INBOX-022")
+def test_cancellation_while_queued(impl: Implementation, snap: SnapshotAssertion) -> None:
+    agent = agent_named(impl, "cancel-queued")
+    agent.call(
+        "agent.send",
+        content=text("Cancelled first."),
+        contexts=[context("CANCELLED PREFIX", placement="prompt-prefix")],
+    )
+    agent.call(
+        "agent.send", content=text("Cancelled second."), contexts=[context("CANCELLED NOTE")]
+    )
+    agent.call("agent.cancel")
+    agent.call("agent.send", content=text("Sent after the cancel."))
+    agent.run()
+    result = record(agent)
+    assert "CANCELLED" not in repr(result)
+    assert result == snap
