@@ -1,0 +1,62 @@
+"""Permanent inbox programs (conformance/cases/inbox_regressions.json, format dsh-agent-program/1).
+
+Each case is a shrunk or hand-picked state-machine program; it replays against impl and
+oracle in lockstep and checks every invariant of conformance/inbox_machine.py after each
+step (D-75).
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+import pytest
+
+from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.conformance.inbox_machine import InboxMachine
+
+FORMAT = "dsh-agent-program/1"
+RULES = frozenset(
+    {"send", "steer", "inject", "send_hostile", "cancel", "listen", "script", "mutate_inputs"}
+    | {"step", "run", "dispose"}
+)
+
+
+def load_programs() -> list[Any]:
+    folder = resources.files("dsh_conformance.conformance") / "cases"
+    params = []
+    for entry in sorted(folder.iterdir(), key=lambda p: p.name):
+        if not entry.name.endswith(".json"):
+            continue
+        data = json.loads(entry.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            continue
+        for case in data["cases"]:
+            params.append(
+                pytest.param(
+                    case,
+                    id=f"{entry.name.removesuffix('.json')}:{case['id']}",
+                    marks=[pytest.mark.req(*case["req"]), pytest.mark.capability("agent")],
+                )
+            )
+    return params
+
+
+def check(machine: InboxMachine) -> None:
+    machine.implementations_agree()
+    machine.seed_invariants()
+
+
+@pytest.mark.parametrize("case", load_programs())
+def test_program(impl: Implementation, oracle: Implementation, case: dict[str, Any]) -> None:
+    machine = InboxMachine(impl, oracle, prefix=case.get("prefix", True))
+    check(machine)
+    for number, step in enumerate(case["program"]):
+        assert step["rule"] in RULES, f"unknown rule {step['rule']!r}"
+        getattr(machine, step["rule"])(**step.get("args", {}))
+        try:
+            check(machine)
+        except AssertionError as exc:
+            raise AssertionError(f"after step {number} {step}: {exc}") from exc
+    machine.teardown()
