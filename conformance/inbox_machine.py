@@ -130,6 +130,7 @@ class InboxMachine(RuleBasedStateMachine):
         self.pristine: dict[int, dict[str, Any]] = {}
         self.passed: list[Any] = []  # the very objects handed to impl (mutated later)
         self.installed: list[str] = []
+        self.ops = 0
         self.both("agent.create", id=self.agent, options=OPTIONS)
 
     # --- plumbing ------------------------------------------------------------------------
@@ -142,6 +143,7 @@ class InboxMachine(RuleBasedStateMachine):
         return ours[1] if ours[0] == "ok" else None
 
     def on_agent(self, op: str, /, **args: Any) -> Any:
+        self.ops += 1
         return self.both(op, agent=self.agent, **args)
 
     def read(self, op: str) -> Any:
@@ -230,8 +232,10 @@ class InboxMachine(RuleBasedStateMachine):
     def run(self) -> None:
         self.on_agent("agent.run")
 
+    @precondition(lambda self: self.ops >= 12)
     @rule()
     def dispose(self) -> None:
+        """Terminal, so only late in a program (an early disposal makes the rest moot)."""
         self.on_agent("agent.dispose")
 
     # --- invariants ----------------------------------------------------------------------
@@ -351,4 +355,6 @@ def check_prompt_event(
         assert display == sent["content"], "displayContent is the effective prompt"
     if not listeners_apply:
         expected, _ = expected_prompt_data(sent["content"], sent["source"], sent["contexts"])
-        assert {k: v for k, v in data.items() if k != "turn"} == expected
+        assert {k: v for k, v in data.items() if k != "turn"} == expected, (
+            "the prompt event is not the placement split of the accepted record"
+        )
