@@ -91,3 +91,97 @@ def kept_items(
         ):
             return kept
     return None
+
+
+def upstream_fixture_events() -> list[dict[str, Any]]:
+    """Research note A §2.2: upstream's pinned projection fixture (14 events, seq 0..13)."""
+    user, compact = {"kind": "user"}, {"kind": "plugin", "plugin": "compact"}
+
+    def text(t: str) -> list[dict[str, str]]:
+        return [{"type": "text", "text": t}]
+
+    reasoning = [{"type": "reasoning", "text": "r"}]
+    specs: list[tuple[str, dict[str, Any], Any, list[int] | None]] = [
+        ("user/message", {"content": text("old user"), "source": user}, "append", None),
+        (
+            "assistant/message",
+            {"turn": 0, "step": 0, "content": text("old assistant")},
+            "append",
+            None,
+        ),
+        (
+            "user/message",
+            {
+                "content": text("<compacted-summary>checkpoint</compacted-summary>"),
+                "source": compact,
+            },
+            {"op": "replace", "start": 0, "end": 1},
+            [0, 1],
+        ),
+        ("user/message", {"content": text("recent user"), "source": user}, "append", None),
+        (
+            "context/message",
+            {"content": text("workspace secret"), "source": {"kind": "plugin", "plugin": "ws"}},
+            "append",
+            None,
+        ),
+        (
+            "steering/message",
+            {"turn": 1, "content": text("human steer"), "source": user},
+            "append",
+            None,
+        ),
+        (
+            "steering/message",
+            {
+                "turn": 1,
+                "content": text("plugin steer"),
+                "source": {"kind": "plugin", "plugin": "loop"},
+            },
+            "append",
+            None,
+        ),
+        (
+            "tool/result",
+            {"turn": 1, "step": 0, "callId": "c", "content": text("tool output"), "isError": False},
+            "append",
+            None,
+        ),
+        (
+            "assistant/message",
+            {"turn": 1, "step": 0, "content": [*reasoning, *text("visible answer")]},
+            "append",
+            None,
+        ),
+        (
+            "user/message",
+            {"content": text("plugin user"), "source": {"kind": "plugin", "plugin": "goal"}},
+            "append",
+            None,
+        ),
+        ("user/message", {"content": reasoning, "source": user}, "append", None),
+        ("steering/message", {"turn": 1, "content": reasoning, "source": user}, "append", None),
+        ("assistant/message", {"turn": 1, "step": 1, "content": reasoning}, "append", None),
+        (
+            "assistant/chunk",
+            {"turn": 1, "step": 1, "chunk": {"type": "text", "text": "partial"}},
+            None,
+            None,
+        ),
+    ]
+    events = []
+    for seq, (type_, data, op, sources) in enumerate(specs):
+        event: dict[str, Any] = {"type": type_, "seq": seq, "time": 0, "data": data}
+        if op is not None:
+            event["surfaceOp"] = op
+        if sources is not None:
+            event["sourceEventSeqs"] = sources
+        events.append(event)
+    return events
+
+
+def upstream_fixture(sid: str = "source", cwd: str | None = None) -> dict[str, Any]:
+    header: dict[str, Any] = {"version": 0, "id": sid, "createdAt": 1}
+    if cwd is not None:
+        header["cwd"] = cwd
+    return {"header": header, "events": upstream_fixture_events()}
