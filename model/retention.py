@@ -147,7 +147,13 @@ def retain(
     heap = [(-jsstr.utf8_length(item.text), i) for i, item in enumerate(retained)]
     heapq.heapify(heap)
     encoded: dict[int, bytes] = {}
+    # Each pass shortens a text strictly or turns it into its bare notice once (D-37), so
+    # the loop ends; the bound turns a broken invariant into a failure instead of a hang.
+    bound = sum(jsstr.utf8_length(item.text) for item in retained) + 64 * len(retained) + 1
     while size > max_bytes:
+        bound -= 1
+        if bound < 0:
+            raise RuntimeError("retention phase 2 did not converge")
         while heap and -heap[0][0] != jsstr.utf8_length(retained[heap[0][1]].text):
             heapq.heappop(heap)  # stale entry
         if not heap or heap[0][0] == 0:
