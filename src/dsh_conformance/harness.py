@@ -183,7 +183,7 @@ class HarnessPlugin:
     # --- the record header: handshake once the selection is known -----------------------
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        if not self.meta:
+        if not self.meta or self.config.option.collectonly:
             return
         record = self.config.getoption("dsh_record")
         if record:

@@ -91,6 +91,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def register_profiles() -> None:
+    """Make the suite's Hypothesis profiles loadable by name."""
+    from hypothesis import settings
+
+    for name, values in PROFILES.items():
+        settings.register_profile(name, **values)
+
+
 def pytest_configure(config: pytest.Config) -> None:
     from hypothesis import settings
 

@@ -1,0 +1,486 @@
+"""``dsh-conformance``: run the suite against an implementation and read the results.
+
+stdout carries data (tables, reports, JSON); stderr carries people-facing progress and
+diagnostics.  Errors render with a stable code and a hint; exit statuses are
+sysexits-style (errors.py).  Nothing heavy is imported until a command runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from dsh_conformance.errors import EX_FAILURES, EX_SOFTWARE, HarnessError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+FORMATS = ("table", "markdown", "json")
+
+
+def _consoles() -> tuple[Any, Any]:
+    import os
+
+    from rich.console import Console
+
+    # Piped output (CI logs, files) gets a table wide enough to read, not 80 columns.
+    width = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 120
+    return Console(soft_wrap=False, width=width), Console(stderr=True)
+
+
+def _fail(code: str, message: str, hint: str = "", status: int = 78) -> None:
+    raise HarnessError(code, message, hint=hint, exit_status=status)
+
+
+def handles_errors(command: F) -> F:
+    """Render HarnessError / DshError as a diagnostic with code and hint, then exit."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from dsh_conformance.model.errors import DshError
+
+        try:
+            return command(*args, **kwargs)
+        except (HarnessError, DshError) as exc:
+            from rich.panel import Panel
+            from rich.text import Text
+
+            from dsh_conformance.reporting.escape import for_terminal
+
+            status = exc.exit_status if isinstance(exc, HarnessError) else 78
+            hint = exc.hint or ""
+            body = Text(for_terminal(exc.message))
+            if hint:
+                body.append("\nhint: ", style="bold")
+                body.append(for_terminal(hint))
+            _, err = _consoles()
+            err.print(Panel(body, title=f"error[{exc.code}]", border_style="red", expand=False))
+            sys.exit(status)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="dsh-conformance")
+def main() -> None:
+    """Conformance suite for cross-session references and side sessions.
+
+    \b
+    dsh-conformance run                         # the reference model, per-requirement table
+    dsh-conformance run --adapter 'subprocess:node adapter.mjs' --report-dir out/
+    dsh-conformance smoke --adapter 'subprocess:node adapter.mjs'
+    dsh-conformance diff baseline.jsonl out/record.jsonl
+    """
+
+
+# --- run ------------------------------------------------------------------------------------
+
+
+class _Progress:
+    """A rich progress bar on stderr, fed by pytest hooks."""
+
+    def __init__(self, console: Any) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self.progress = Progress(
+            TextColumn("[bold]running"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[status]}"),
+            console=console,
+            transient=True,
+        )
+        self.task = self.progress.add_task("run", total=None, status="collecting")
+        self.failed = 0
+
+    def pytest_collection_finish(self, session: Any) -> None:
+        self.progress.update(self.task, total=len(session.items), status="")
+        self.progress.start()
+
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        if report.failed:
+            self.failed += 1
+            self.progress.update(self.task, status=f"[red]{self.failed} failing")
+
+    def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
+        self.progress.advance(self.task)
+
+    def pytest_sessionfinish(self, session: Any) -> None:
+        self.progress.stop()
+
+
+def _check_manifest(path: str | None) -> None:
+    if path:
+        from dsh_conformance.adapters.expectations import load_manifest
+        from dsh_conformance.spec import load_catalog
+
+        load_manifest(path, known_requirements=load_catalog().requirements)
+
+
+def _write_reports(record_path: Path, report_dir: Path) -> list[Path]:
+    from dsh_conformance.record import load_record
+    from dsh_conformance.reporting import html, jsonreport, junit, markdown
+
+    record = load_record(record_path)
+    outputs = {
+        "report.md": markdown.render(record),
+        "junit.xml": junit.render(record),
+        "report.html": html.render([record]),
+        "report.json": jsonreport.render(record),
+    }
+    written = []
+    for name, text in outputs.items():
+        path = report_dir / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+@main.command()
+@click.option(
+    "--adapter",
+    "-a",
+    default="reference",
+    show_default=True,
+    help="implementation: reference, subprocess:CMD, upstream, python:MODULE:FACTORY",
+)
+@click.option("--requirement", "-r", multiple=True, help="only tests citing ID (glob: URI-*)")
+@click.option("-k", "keyword", default="", help="pytest -k expression on test names")
+@click.option("--capability", "-c", multiple=True, help="only tests needing this capability")
+@click.option(
+    "--hypothesis-profile",
+    type=click.Choice(["dev", "ci", "thorough"]),
+    default=None,
+    help="Hypothesis profile (default: ci under CI=true, else dev)",
+)
+@click.option("--seed", type=int, default=None, help="Hypothesis seed (default: a fresh one)")
+@click.option(
+    "--spec-profile", type=click.Choice(["seed", "release"]), default="seed", show_default=True
+)
+@click.option("--report-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="write record.jsonl, report.md, junit.xml, report.html, report.json here")
+@click.option("--expectations", type=click.Path(dir_okay=False), default=None,
+              help="expectation manifest (default: the built-in one for the adapter, if any)")
+@click.option("--no-expectations", is_flag=True, help="ignore the built-in manifest")
+@click.option("--write-expectations", type=click.Path(dir_okay=False), default=None,
+              help="write a manifest for this run's failures")
+@click.option("--timeout", type=float, default=None, help="per-call timeout (subprocess)")
+@click.option("--validate", is_flag=True, help="check every protocol message (subprocess)")
+@click.option("-x", "--exitfirst", is_flag=True, help="stop at the first failure")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@handles_errors
+def run(
+    adapter: str,
+    requirement: Sequence[str],
+    keyword: str,
+    capability: Sequence[str],
+    hypothesis_profile: str | None,
+    seed: int | None,
+    spec_profile: str,
+    report_dir: Path | None,
+    expectations: str | None,
+    no_expectations: bool,
+    write_expectations: str | None,
+    timeout: float | None,
+    validate: bool,
+    exitfirst: bool,
+    fmt: str,
+) -> None:
+    """Run the conformance suite and print a per-requirement table.
+
+    Exits 0 when every applicable test passes (or fails as its manifest expects), 1 on
+    failures, unexpected passes or stale expectations, 70 when the adapter cannot start.
+    """
+    from dsh_conformance import runner
+    from dsh_conformance.adapters.expectations import builtin_manifest
+
+    out, err = _consoles()
+    if expectations is None and not no_expectations:
+        builtin = builtin_manifest(adapter)
+        expectations = str(builtin) if builtin else None
+    _check_manifest(expectations)
+    options = runner.RunOptions(
+        adapter=adapter,
+        requirements=requirement,
+        capabilities=capability,
+        keyword=keyword,
+        hypothesis_profile=hypothesis_profile,
+        seed=seed if seed is not None else runner.new_seed(),
+        spec_profile=spec_profile,
+        expectations=expectations,
+        write_expectations=write_expectations,
+        timeout=timeout,
+        validate=validate,
+        exitfirst=exitfirst,
+    )
+    with tempfile.TemporaryDirectory(prefix="dsh-record-") as tmp:
+        if report_dir is not None:
+            report_dir.mkdir(parents=True, exist_ok=True)
+        record_path = (report_dir or Path(tmp)) / "record.jsonl"
+        err.print(f"[dim]dsh-conformance: {adapter} (seed {options.seed})[/dim]", markup=True)
+        status = runner.run(options, record_path, plugins=[_Progress(err)])
+        _finish_run(status, record_path, report_dir, fmt, out, err)
+
+
+def _finish_run(
+    status: int, record_path: Path, report_dir: Path | None, fmt: str, out: Any, err: Any
+) -> None:
+    from dsh_conformance.record import load_record
+    from dsh_conformance.reporting.summary import run_failed
+
+    if status == EX_SOFTWARE or not record_path.exists():
+        reason = ""
+        if record_path.exists():
+            footer = load_record(record_path).footer or {}
+            reason = str(footer.get("reason", ""))
+        if status == 5:
+            _fail("nothing-selected", "no test matched the selection",
+                  "check -k / --requirement / --capability / --spec-profile", 5)
+        _fail(
+            "adapter-unavailable",
+            f"the implementation could not be started or handshaken: {reason}",
+            "try `dsh-conformance smoke --adapter …` to diagnose the adapter",
+            EX_SOFTWARE,
+        )
+    if status in (2, 3, 4):
+        _fail("run-aborted", f"pytest stopped with status {status} (see messages above)",
+              status=EX_SOFTWARE if status == 3 else 2)
+    record = load_record(record_path)
+    _print_record(record, fmt, out)
+    if report_dir is not None:
+        for path in _write_reports(record_path, report_dir):
+            err.print(f"[dim]wrote {path}[/dim]")
+        err.print(f"[dim]wrote {record_path}[/dim]")
+    if run_failed(record):
+        sys.exit(EX_FAILURES)
+
+
+def _print_record(record: Any, fmt: str, out: Any) -> None:
+    if fmt == "json":
+        from dsh_conformance.reporting import jsonreport
+
+        click.echo(jsonreport.render(record), nl=False)
+    elif fmt == "markdown":
+        from dsh_conformance.reporting import markdown
+
+        click.echo(markdown.render(record), nl=False)
+    else:
+        from dsh_conformance.reporting.terminal import print_summary
+
+        print_summary(record, out)
+
+
+# --- reading records ------------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("record", default="-")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@handles_errors
+def summary(record: str, fmt: str) -> None:
+    """Summarise a run record (a file, or - for stdin); exit 1 if the run failed."""
+    from dsh_conformance.record import load_record
+    from dsh_conformance.reporting.summary import run_failed
+
+    out, _ = _consoles()
+    loaded = load_record(record)
+    _print_record(loaded, fmt, out)
+    if run_failed(loaded):
+        sys.exit(EX_FAILURES)
+
+
+@main.command()
+@click.argument("records", nargs=-1, required=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["html", "markdown", "junit", "json"]),
+    default="html",
+    show_default=True,
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None)
+@click.option("--title", default="dsh-conformance")
+@handles_errors
+def report(records: Sequence[str], fmt: str, output: Path | None, title: str) -> None:
+    """Render run records; html takes several (a requirements × adapters matrix)."""
+    from dsh_conformance.record import load_record
+    from dsh_conformance.reporting import html, jsonreport, junit, markdown
+
+    loaded = [load_record(r) for r in records]
+    if fmt != "html" and len(loaded) > 1:
+        _fail("one-record-only", f"--format {fmt} renders one record", status=2)
+    if fmt == "html":
+        text = html.render(loaded, title)
+    else:
+        text = {"markdown": markdown, "junit": junit, "json": jsonreport}[fmt].render(loaded[0])
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+
+
+@main.command()
+@click.argument("old")
+@click.argument("new")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown")
+@handles_errors
+def diff(old: str, new: str, fmt: str) -> None:
+    """Compare two run records; exit 1 when NEW has failures OLD did not."""
+    from dsh_conformance.model import jsstr
+    from dsh_conformance.record import load_record
+    from dsh_conformance.reporting.diff import diff as compute
+    from dsh_conformance.reporting.diff import render_markdown
+
+    before, after = load_record(old), load_record(new)
+    result = compute(before, after)
+    if fmt == "json":
+        click.echo(jsstr.stringify(result.to_json()))
+    else:
+        click.echo(render_markdown(result, before, after), nl=False)
+    if result.regressed:
+        sys.exit(EX_FAILURES)
+
+
+# --- adapters -------------------------------------------------------------------------------
+
+
+@main.command()
+@click.option("--adapter", "-a", default="reference", show_default=True)
+@click.option("--timeout", type=float, default=10.0, show_default=True)
+@handles_errors
+def smoke(adapter: str, timeout: float) -> None:
+    """Is the adapter sound?  Handshake, schema-valid replies, typed errors, reset.
+
+    This separates "the adapter is broken" (exit 70) from "the implementation does not
+    conform" (what `run` reports).
+    """
+    from rich.table import Table
+    from rich.text import Text
+
+    from dsh_conformance.reporting.escape import for_terminal
+    from dsh_conformance.smoke import smoke_checks
+
+    out, _ = _consoles()
+    checks = smoke_checks(adapter, timeout=timeout)
+    table = Table(title=f"smoke: {for_terminal(adapter)}")
+    for column in ("check", "result", "detail"):
+        table.add_column(column)
+    for check in checks:
+        style = {"ok": "green", "fail": "bold red", "skip": "dim", "note": "yellow"}[check.status]
+        table.add_row(check.name, Text(check.status, style), Text(for_terminal(check.detail)))
+    out.print(table)
+    if any(c.status == "fail" for c in checks):
+        sys.exit(EX_SOFTWARE)
+
+
+@main.command("adapters")
+def adapters_command() -> None:
+    """List the adapter kinds this installation knows."""
+    from rich.table import Table
+
+    from dsh_conformance.adapters.expectations import builtin_manifest
+    from dsh_conformance.adapters.registry import known
+
+    out, _ = _consoles()
+    table = Table(title="adapters")
+    table.add_column("name")
+    table.add_column("description")
+    table.add_column("manifest")
+    for name, description in known().items():
+        manifest = builtin_manifest(name)
+        table.add_row(name, description, manifest.name if manifest else "")
+    out.print(table)
+
+
+# --- the specification ----------------------------------------------------------------------
+
+
+@main.command()
+@click.argument("requirement_id", required=False)
+@click.option("--spec-profile", type=click.Choice(["seed", "release"]), default="seed")
+@handles_errors
+def spec(requirement_id: str | None, spec_profile: str) -> None:
+    """List requirements, or show one with its seed sentence, decisions and tests."""
+    from rich.table import Table
+
+    from dsh_conformance.runner import collect
+    from dsh_conformance.spec import load_catalog
+
+    out, _ = _consoles()
+    catalog = load_catalog()
+    tests = collect(spec_profile)
+    if requirement_id is None:
+        table = Table(title=f"requirements ({spec_profile} profile)")
+        for column in ("id", "level", "tests", "title"):
+            table.add_column(column)
+        for req in catalog.requirements.values():
+            if spec_profile in req.profiles:
+                count = sum(req.id in t.requirements for t in tests)
+                table.add_row(req.id, req.level, str(count), req.title)
+        out.print(table)
+        return
+    req = catalog.requirements.get(requirement_id.upper())
+    if req is None:
+        _fail("unknown-requirement", f"no requirement {requirement_id!r}",
+              "run `dsh-conformance spec` to list them", 2)
+        return
+    from rich.markup import escape
+
+    out.print(f"[bold]{req.id}[/bold] ({req.level}, capability {req.capability}, "
+              f"profiles {', '.join(req.profiles)}): {escape(req.title)}")
+    source = req.seed_file or "a numbered decision"
+    out.print(f"\n[bold]seed[/bold] ({escape(source)}):\n  “{escape(req.quote)}”")
+    if req.note:
+        out.print(f"\n[bold]note[/bold]: {escape(req.note)}")
+    for did in req.decisions:
+        decision = catalog.decisions.get(did)
+        if decision is not None:
+            out.print(f"\n[bold]{did}[/bold] {escape(decision.title)}\n  {escape(decision.decision)}")
+    citing = [t.nodeid for t in tests if req.id in t.requirements]
+    out.print(f"\n[bold]tests[/bold] ({len(citing)}):")
+    for nodeid in citing:
+        out.print(f"  {escape(nodeid)}")
+
+
+@main.command()
+@click.option("--spec-profile", type=click.Choice(["seed", "release"]), default="seed")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
+@handles_errors
+def coverage(spec_profile: str, fmt: str) -> None:
+    """List MUST requirements no test cites (traceability); exit 1 if there are any."""
+    from dsh_conformance.model import jsstr
+    from dsh_conformance.runner import collect
+    from dsh_conformance.spec import load_catalog
+
+    catalog = load_catalog()
+    tests = collect(spec_profile)
+    cited = {r for t in tests for r in t.requirements}
+    musts = catalog.musts(spec_profile)
+    missing = [r for r in musts if r.id not in cited]
+    if fmt == "json":
+        click.echo(jsstr.stringify({
+            "profile": spec_profile,
+            "musts": len(musts),
+            "covered": len(musts) - len(missing),
+            "tests": len(tests),
+            "untested": [{"id": r.id, "title": r.title} for r in missing],
+        }))
+    else:
+        out, err = _consoles()
+        from rich.markup import escape
+
+        for req in missing:
+            out.print(f"{req.id}\t{escape(req.title)}")
+        err.print(f"{len(musts) - len(missing)}/{len(musts)} MUST requirements of the "
+                  f"{spec_profile} profile have tests ({len(tests)} tests)")
+    if missing:
+        sys.exit(EX_FAILURES)
+
+
+if __name__ == "__main__":
+    main()

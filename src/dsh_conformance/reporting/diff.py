@@ -1,0 +1,116 @@
+"""Regression diff between two runs: new failures, fixes, newly skipped tests.
+
+A CI gate: ``dsh-conformance diff BASELINE NEW`` exits non-zero on new failures.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attrs import frozen
+
+from dsh_conformance.outcomes import APPLICABLE, FAILING, Outcome
+from dsh_conformance.record import RunRecord
+from dsh_conformance.reporting.escape import for_markdown_cell
+from dsh_conformance.reporting.summary import requirement_rows
+
+
+@frozen
+class Change:
+    nodeid: str
+    old: str  # an outcome, or "absent"
+    new: str
+    message: str = ""
+
+
+@frozen
+class RunDiff:
+    new_failures: tuple[Change, ...]
+    fixed: tuple[Change, ...]
+    newly_skipped: tuple[Change, ...]
+    added: tuple[Change, ...]
+    removed: tuple[Change, ...]
+    requirements: tuple[tuple[str, str, str], ...]  # (id, old status, new status)
+
+    @property
+    def regressed(self) -> bool:
+        return bool(self.new_failures)
+
+    def to_json(self) -> dict[str, Any]:
+        def changes(items: tuple[Change, ...]) -> list[dict[str, str]]:
+            return [
+                {"nodeid": c.nodeid, "old": c.old, "new": c.new, "message": c.message}
+                for c in items
+            ]
+
+        return {
+            "new_failures": changes(self.new_failures),
+            "fixed": changes(self.fixed),
+            "newly_skipped": changes(self.newly_skipped),
+            "added": changes(self.added),
+            "removed": changes(self.removed),
+            "requirements": [
+                {"id": i, "old": o, "new": n} for i, o, n in self.requirements
+            ],
+        }
+
+
+def diff(old: RunRecord, new: RunRecord) -> RunDiff:
+    before, after = old.by_nodeid(), new.by_nodeid()
+    new_failures, fixed, skipped, added, removed = [], [], [], [], []
+    for nodeid, test in after.items():
+        prior = before.get(nodeid)
+        change = Change(nodeid, str(prior.outcome) if prior else "absent", str(test.outcome),
+                        test.message)
+        if prior is None:
+            added.append(change)
+            if test.outcome in FAILING:
+                new_failures.append(change)
+        elif test.outcome in FAILING and prior.outcome not in FAILING:
+            new_failures.append(change)
+        elif prior.outcome in FAILING | {Outcome.XFAIL} and test.outcome is Outcome.PASS:
+            fixed.append(change)
+        elif prior.outcome in APPLICABLE and test.outcome not in APPLICABLE:
+            skipped.append(change)
+    for nodeid, test in before.items():
+        if nodeid not in after:
+            removed.append(Change(nodeid, str(test.outcome), "absent"))
+    old_rows = {r.id: r.status for r in requirement_rows(old)}
+    new_rows = {r.id: r.status for r in requirement_rows(new)}
+    reqs = tuple(
+        (rid, old_rows.get(rid, "absent"), new_rows.get(rid, "absent"))
+        for rid in sorted(set(old_rows) | set(new_rows))
+        if old_rows.get(rid) != new_rows.get(rid)
+    )
+    return RunDiff(tuple(new_failures), tuple(fixed), tuple(skipped), tuple(added),
+                   tuple(removed), reqs)
+
+
+def render_markdown(result: RunDiff, old: RunRecord, new: RunRecord) -> str:
+    lines = [
+        f"## dsh-conformance diff: {for_markdown_cell(old.adapter_label)} → "
+        f"{for_markdown_cell(new.adapter_label)}",
+        "",
+        f"- {len(result.new_failures)} new failures, {len(result.fixed)} fixed, "
+        f"{len(result.newly_skipped)} newly skipped, {len(result.added)} added, "
+        f"{len(result.removed)} removed",
+    ]
+    sections = (
+        ("New failures", result.new_failures),
+        ("Fixed", result.fixed),
+        ("Newly skipped", result.newly_skipped),
+        ("Removed", result.removed),
+    )
+    for title, items in sections:
+        if items:
+            lines += ["", f"### {title}", "", "| test | was | now | message |", "|---|---|---|---|"]
+            lines += [
+                f"| `{for_markdown_cell(c.nodeid, 200)}` | {c.old} | {c.new} "
+                f"| {for_markdown_cell(c.message, 200)} |"
+                for c in items
+            ]
+    if result.requirements:
+        lines += ["", "### Requirement status changes", "", "| requirement | was | now |",
+                  "|---|---|---|"]
+        lines += [f"| {i} | {o} | {n} |" for i, o, n in result.requirements]
+    return "\n".join(lines) + "\n"

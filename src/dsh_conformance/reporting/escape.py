@@ -1,0 +1,45 @@
+"""Escaping adapter text for terminals, Markdown, XML and HTML.
+
+An implementation controls its error messages, its stderr and its handshake name; none
+of that may drive a terminal (ANSI/OSC sequences, C1 controls), inject rich markup,
+break a Markdown table or script an HTML report.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Final
+
+from dsh_conformance.adapters.wire import printable
+
+#: Characters XML 1.0 cannot hold at all (even escaped).
+_NOT_XML: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def for_terminal(text: str) -> str:
+    """Plain text safe to print (controls spelled out).  Use with rich ``Text``, not markup."""
+    return printable(text)
+
+
+def for_markup(text: str) -> str:
+    """Text safe inside rich markup."""
+    from rich.markup import escape
+
+    return escape(printable(text))
+
+
+def for_html(text: str) -> str:
+    return html.escape(printable(text), quote=True)
+
+
+def for_xml(text: str) -> str:
+    """Text for ElementTree (which escapes <&> itself but not forbidden characters)."""
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", printable(text))
+
+
+def for_markdown_cell(text: str, limit: int = 160) -> str:
+    """One line for a Markdown table cell: no pipes, no newlines, no HTML."""
+    one = printable(text, keep_newlines=False).replace("|", "\\|")
+    one = html.escape(one, quote=False).replace("`", "'")
+    return one if len(one) <= limit else one[: limit - 1] + "…"

@@ -1,0 +1,35 @@
+"""A single JSON document for dashboards: header, totals, requirements, tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dsh_conformance.model import jsstr
+from dsh_conformance.record import RunRecord
+from dsh_conformance.reporting.summary import compliance, requirement_rows
+
+
+def build(record: RunRecord) -> dict[str, Any]:
+    return {
+        "header": dict(record.header),
+        "truncated": record.truncated,
+        "totals": {str(k): v for k, v in sorted(record.totals().items())},
+        "compliance": compliance(record),
+        "expectation_problems": record.expectation_problems,
+        "requirements": [
+            {
+                "id": row.id,
+                "level": row.level,
+                "title": row.title,
+                "status": row.status,
+                "counts": {str(k): v for k, v in sorted(row.counts.items())},
+                "tests": [t.nodeid for t in row.tests],
+            }
+            for row in requirement_rows(record)
+        ],
+        "tests": [t.to_json() for t in record.tests],
+    }
+
+
+def render(record: RunRecord) -> str:
+    return jsstr.stringify(build(record)) + "\n"

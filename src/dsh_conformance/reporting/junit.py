@@ -1,0 +1,54 @@
+"""JUnit XML: one testcase per conformance test, requirement ids as properties."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from dsh_conformance.outcomes import Outcome
+from dsh_conformance.record import RunRecord
+from dsh_conformance.reporting.escape import for_xml
+
+_FAILURE = {Outcome.FAIL: "failure", Outcome.XPASS: "failure"}
+_ERROR = {Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT}
+
+
+def render(record: RunRecord) -> str:
+    totals = record.totals()
+    suite = ET.Element(
+        "testsuite",
+        name=f"dsh-conformance {for_xml(record.adapter_label)}",
+        tests=str(len(record.tests)),
+        failures=str(totals[Outcome.FAIL] + totals[Outcome.XPASS]),
+        errors=str(sum(totals[o] for o in _ERROR)),
+        skipped=str(
+            sum(totals[o] for o in (Outcome.SKIPPED, Outcome.UNSUPPORTED, Outcome.XFAIL))
+        ),
+        time=f"{sum(t.duration for t in record.tests):.3f}",
+    )
+    for test in record.tests:
+        file, _, name = test.nodeid.partition("::")
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=file.removesuffix(".py").replace("/", "."),
+            name=for_xml(name),
+            time=f"{test.duration:.6f}",
+        )
+        props = ET.SubElement(case, "properties")
+        for req in test.requirements:
+            ET.SubElement(props, "property", name="requirement", value=req)
+        ET.SubElement(props, "property", name="outcome", value=str(test.outcome))
+        message = for_xml(test.message)
+        body = for_xml(test.longrepr or test.message)
+        if test.outcome in _FAILURE:
+            ET.SubElement(case, "failure", message=message, type=str(test.outcome)).text = body
+        elif test.outcome in _ERROR:
+            ET.SubElement(case, "error", message=message, type=str(test.outcome)).text = body
+        elif test.outcome in (Outcome.SKIPPED, Outcome.UNSUPPORTED, Outcome.XFAIL):
+            ET.SubElement(case, "skipped", message=f"{test.outcome}: {message}")
+    if record.truncated:
+        ET.SubElement(suite, "system-err").text = "TRUNCATED: the run did not finish"
+    suites = ET.Element("testsuites")
+    suites.append(suite)
+    ET.indent(suites)
+    return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"

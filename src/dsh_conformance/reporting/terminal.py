@@ -1,0 +1,86 @@
+"""The per-requirement table and failure list for a terminal (rich)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from dsh_conformance.outcomes import APPLICABLE, Outcome
+from dsh_conformance.record import RunRecord
+from dsh_conformance.reporting.escape import for_terminal
+from dsh_conformance.reporting.summary import compliance, requirement_rows
+
+STYLES: Final = {
+    "fail": "bold red",
+    "xfail": "yellow",
+    "pass": "green",
+    "unsupported": "cyan",
+    "not applicable": "dim",
+    "untested": "magenta",
+}
+
+
+def _text(value: str, style: str = "") -> Text:
+    return Text(for_terminal(value), style=style)
+
+
+def requirement_table(record: RunRecord) -> Table:
+    table = Table(title=f"dsh-conformance: {for_terminal(record.adapter_label)}", expand=False)
+    table.add_column("requirement", no_wrap=True, min_width=11)
+    table.add_column("level", no_wrap=True, min_width=11)
+    table.add_column("status", no_wrap=True, min_width=14)
+    table.add_column("passed", justify="right", no_wrap=True, min_width=7)
+    table.add_column("title", overflow="ellipsis", no_wrap=True, max_width=60)
+    for row in requirement_rows(record):
+        applicable = sum(n for o, n in row.counts.items() if o in APPLICABLE)
+        passed = row.counts.get(Outcome.PASS, 0)
+        table.add_row(
+            row.id,
+            row.level,
+            _text(row.status, STYLES.get(row.status, "")),
+            f"{passed}/{applicable}" if applicable else "–",
+            _text(row.title),
+        )
+    return table
+
+
+def totals_line(record: RunRecord) -> Text:
+    totals = record.totals()
+    parts = [f"{n} {o}" for o in Outcome for n in [totals.get(o, 0)] if n]
+    share = compliance(record)
+    text = Text(", ".join(parts) or "no tests ran")
+    if share is not None:
+        text.append(f" — {share:.1%} of applicable tests pass")
+    if record.truncated:
+        text.append("  [TRUNCATED: the run did not finish]", style="bold red")
+    return text
+
+
+def failures(record: RunRecord, limit: int = 30) -> RenderableType:
+    lines: list[RenderableType] = []
+    bad = [t for t in record.tests if t.outcome not in {Outcome.PASS, Outcome.SKIPPED}]
+    bad = [t for t in bad if t.outcome is not Outcome.UNSUPPORTED]
+    for test in bad[:limit]:
+        line = Text()
+        line.append(f"{test.outcome.upper():8}", style=STYLES.get(str(test.outcome), "red"))
+        line.append(for_terminal(test.nodeid))
+        if test.message:
+            line.append("\n         " + for_terminal(test.message.splitlines()[0][:300]), "dim")
+        lines.append(line)
+    if len(bad) > limit:
+        lines.append(Text(f"… and {len(bad) - limit} more (see the record)", style="dim"))
+    for problem in record.expectation_problems:
+        lines.append(
+            _text(f"EXPECTATION [{problem.get('kind')}] {problem.get('message')}", "bold red")
+        )
+    return Group(*lines)
+
+
+def print_summary(record: RunRecord, console: Console, *, show_failures: bool = True) -> None:
+    console.print(requirement_table(record))
+    if show_failures:
+        console.print(failures(record))
+    console.print(totals_line(record))

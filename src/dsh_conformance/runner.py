@@ -1,0 +1,160 @@
+"""Run the conformance package with pytest, in-process, isolated from the caller's tree.
+
+The CLI never shells out: it calls ``pytest.main`` on ``--pyargs
+dsh_conformance.conformance`` with its own ini file and rootdir, so whatever pytest
+configuration the current directory holds cannot change the suite, and test ids come
+out as ``conformance/<file>::<test>`` on every install.
+"""
+
+from __future__ import annotations
+
+import secrets
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import pytest
+from attrs import field, frozen
+
+#: The pytest configuration of a harness run (the suite's markers; unknown marks fail).
+INI: Final = """\
+[pytest]
+markers =
+    req(*ids): requirement ids from spec/ that this test checks
+    capability(name): adapter capability the test needs
+filterwarnings =
+    error::pytest.PytestUnknownMarkWarning
+"""
+
+
+def _strings(items: Sequence[str]) -> tuple[str, ...]:
+    return tuple(items)
+
+
+@frozen
+class RunOptions:
+    """Everything that selects and configures one run."""
+
+    adapter: str = "reference"
+    requirements: tuple[str, ...] = field(default=(), converter=_strings)
+    capabilities: tuple[str, ...] = field(default=(), converter=_strings)
+    keyword: str = ""
+    hypothesis_profile: str | None = None
+    seed: int | None = None
+    spec_profile: str = "seed"
+    expectations: str | None = None
+    write_expectations: str | None = None
+    timeout: float | None = None
+    validate: bool = False
+    exitfirst: bool = False
+    extra: tuple[str, ...] = field(default=(), converter=_strings)
+
+
+def new_seed() -> int:
+    """A fresh Hypothesis seed: every CLI run is seeded, so every run can be replayed."""
+    return secrets.randbelow(2**32)
+
+
+def _setup(workdir: Path) -> list[str]:
+    from dsh_conformance import pytest_plugin
+
+    ini = workdir / "pytest.ini"
+    ini.write_text(INI, encoding="utf-8")
+    root = pytest_plugin.conformance_root().parent
+    return [
+        "--pyargs",
+        "dsh_conformance.conformance",
+        "-c",
+        str(ini),
+        "--rootdir",
+        str(root),
+        "--import-mode=importlib",
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:terminal",
+    ]
+
+
+def pytest_args(options: RunOptions, record: Path, workdir: Path) -> list[str]:
+    """The full pytest command line of a run."""
+    args = _setup(workdir)
+    args += ["--dsh-adapter", options.adapter, "--dsh-record", str(record)]
+    args += ["--dsh-spec-profile", options.spec_profile]
+    for requirement in options.requirements:
+        args += ["--dsh-requirement", requirement]
+    for capability in options.capabilities:
+        args += ["--dsh-capability", capability]
+    if options.keyword:
+        args += ["-k", options.keyword]
+    if options.hypothesis_profile:
+        args += ["--hypothesis-profile", options.hypothesis_profile]
+    if options.seed is not None:
+        args += ["--hypothesis-seed", str(options.seed)]
+    if options.expectations:
+        args += ["--dsh-expectations", options.expectations]
+    if options.write_expectations:
+        args += ["--dsh-write-expectations", options.write_expectations]
+    if options.timeout is not None:
+        args += ["--dsh-timeout", str(options.timeout)]
+    if options.validate:
+        args.append("--dsh-validate")
+    if options.exitfirst:
+        args.append("-x")
+    return args + list(options.extra)
+
+
+def run(options: RunOptions, record: Path, plugins: Sequence[Any] = ()) -> int:
+    """Run the suite; return pytest's exit status.  Results are in *record*."""
+    from dsh_conformance import pytest_plugin
+
+    pytest_plugin.register_profiles()
+    with tempfile.TemporaryDirectory(prefix="dsh-run-") as tmp:
+        return int(pytest.main(pytest_args(options, record, Path(tmp)), plugins=list(plugins)))
+
+
+@frozen
+class CollectedTest:
+    """A test as collection sees it: for traceability and ``spec``."""
+
+    nodeid: str
+    requirements: tuple[str, ...]
+    capabilities: tuple[str, ...]
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.tests: list[CollectedTest] = []
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        from dsh_conformance import pytest_plugin
+        from dsh_conformance.harness import stable_test_id
+
+        root = pytest_plugin.conformance_root()
+        for item in items:
+            if pytest_plugin.is_conformance_item(item):
+                caps = tuple(sorted({str(m.args[0]) for m in item.iter_markers("capability")}))
+                self.tests.append(
+                    CollectedTest(
+                        stable_test_id(item, root), tuple(pytest_plugin.requirement_ids(item)), caps
+                    )
+                )
+
+
+def collect(spec_profile: str = "seed") -> list[CollectedTest]:
+    """Every conformance test of *spec_profile* with the requirements it cites."""
+    collector = _Collector()
+    with tempfile.TemporaryDirectory(prefix="dsh-collect-") as tmp:
+        args = [*_setup(Path(tmp)), "--collect-only", "--dsh-spec-profile", spec_profile]
+        status = pytest.main(args, plugins=[collector])
+    if status not in (0, 5):
+        from dsh_conformance.errors import HarnessError
+
+        raise HarnessError(
+            "collection-failed",
+            f"collecting the conformance suite failed (pytest status {status})",
+            hint="run `python -m pytest --pyargs dsh_conformance.conformance --collect-only`",
+        )
+    return collector.tests

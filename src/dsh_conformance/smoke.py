@@ -1,0 +1,131 @@
+"""Smoke checks: is the *adapter* sound, before asking whether the implementation conforms.
+
+A handful of protocol-level checks (Bowtie's ``smoke``): the handshake, a schema-valid
+reply to one basic op per declared capability, a typed error for an unknown op, a
+lone-surrogate round trip, ``reset``.  Values are not judged here, only shapes.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from attrs import frozen
+
+from dsh_conformance.adapters.contract import (
+    CAPABILITIES,
+    Adapter,
+    AdapterFault,
+    ImplementationError,
+)
+
+
+@frozen
+class Check:
+    name: str
+    status: str  # ok | fail | skip | note
+    detail: str = ""
+
+
+#: capability -> (op, args, predicate on the result, what it should be)
+BASIC: Mapping[str, tuple[str, dict[str, Any], Callable[[Any], bool], str]] = {
+    "uri": ("uri.encode", {"sessionId": "smoke"}, lambda r: isinstance(r, str), "a string"),
+    "mention": ("mention.parse", {"text": "hello"}, lambda r: isinstance(r, dict), "an object"),
+    "serialization": ("json.tagSafe", {"value": {"a": "<"}}, lambda r: isinstance(r, str),
+                      "a string"),
+}
+
+
+def _attempt(name: str, action: Callable[[], Check]) -> Check:
+    try:
+        return action()
+    except AdapterFault as exc:
+        return Check(name, "fail", f"{exc.kind}: {exc.message}")
+    except ImplementationError as exc:
+        return Check(name, "fail", f"typed error [{exc.code}] {exc.message}")
+    except Exception as exc:
+        return Check(name, "fail", f"{type(exc).__name__}: {exc}")
+
+
+def smoke_checks(adapter_name: str, *, timeout: float = 10.0) -> list[Check]:
+    from dsh_conformance.adapters.registry import resolve
+
+    adapter: Adapter = resolve(adapter_name)
+    if hasattr(adapter, "timeout"):
+        adapter.timeout = timeout
+    if hasattr(adapter, "validate"):
+        adapter.validate = True
+    checks: list[Check] = []
+    try:
+        started = time.perf_counter()
+        try:
+            handshake = adapter.handshake()
+        except (AdapterFault, ImplementationError) as exc:
+            return [Check("handshake", "fail", str(exc))]
+        elapsed = (time.perf_counter() - started) * 1000
+        impl = handshake.implementation
+        checks.append(
+            Check(
+                "handshake",
+                "ok",
+                f"{impl.name} {impl.version} ({impl.language}), protocol {handshake.protocol}, "
+                f"{elapsed:.0f} ms",
+            )
+        )
+        unknown = sorted(handshake.capabilities - set(CAPABILITIES))
+        declared = ", ".join(sorted(handshake.capabilities)) or "none"
+        checks.append(
+            Check(
+                "capabilities",
+                "note" if unknown else "ok",
+                declared + (f" (unknown: {', '.join(unknown)})" if unknown else ""),
+            )
+        )
+        for capability, (op, args, shape, expected) in BASIC.items():
+            if capability not in handshake.capabilities:
+                checks.append(Check(op, "skip", f"{capability} not declared"))
+                continue
+
+            def basic(op: str = op, args: dict[str, Any] = args,
+                      shape: Callable[[Any], bool] = shape, expected: str = expected) -> Check:
+                result = adapter.call(op, args)
+                if shape(result):
+                    return Check(op, "ok", "")
+                return Check(op, "fail", f"expected {expected}, got {type(result).__name__}")
+
+            checks.append(_attempt(op, basic))
+
+        def unknown_op() -> Check:
+            try:
+                adapter.call("dsh.smoke.no-such-operation", {})
+            except ImplementationError as exc:
+                if exc.code == "DSH_UNSUPPORTED_OPERATION":
+                    return Check("unknown op", "ok", "DSH_UNSUPPORTED_OPERATION")
+                return Check("unknown op", "fail", f"code {exc.code}, not "
+                             "DSH_UNSUPPORTED_OPERATION")
+            return Check("unknown op", "fail", "an unknown op succeeded")
+
+        checks.append(_attempt("unknown op", unknown_op))
+        if "uri" in handshake.capabilities:
+
+            def surrogate() -> Check:
+                sid = "lone \ud800 surrogate"
+                back = adapter.call("uri.decode", {"uri": adapter.call("uri.encode",
+                                                                     {"sessionId": sid})})
+                if back == sid:
+                    return Check("lone surrogate", "ok", "round-trips over the wire")
+                return Check("lone surrogate", "fail", f"came back as {back!r} (decision D-14)")
+
+            checks.append(_attempt("lone surrogate", surrogate))
+
+        def reset() -> Check:
+            result = adapter.call("reset", {})
+            if result is None:
+                return Check("reset", "ok", "")
+            return Check("reset", "fail", f"reset must answer null, got {result!r}")
+
+        checks.append(_attempt("reset", reset))
+    finally:
+        adapter.close()
+    return checks
