@@ -43,7 +43,7 @@ from dsh_conformance.model.prompt_submit import (
     run_waterfall,
 )
 from dsh_conformance.model.scripted import ScriptedModel, render
-from dsh_conformance.model.session import Event, SessionHeader, SessionLog
+from dsh_conformance.model.session import Event, SessionHeader, SessionLog, derive_message
 from dsh_conformance.model.system_prompt import AgentOptions, render_system_prompt
 
 USER_CANCEL: Final = FrozenDict({"kind": "user"})
@@ -134,7 +134,9 @@ class Agent:
         self._tool_batch = False
         self._deferred: list[FrozenDict] = []
         self._header_logged = False
-        self._requests: list[dict[str, Any]] = []
+        self._folded: Any = self._fold_header(self.log.events)
+        self._messages: dict[int, Any] = {}  # seq -> frozen derived message (events are immutable)
+        self._requests: list[Any] = []
         self._notifications: list[dict[str, Any]] = []
         self._submissions: list[dict[str, Any]] = []
 
@@ -370,9 +372,7 @@ class Agent:
             self._close_turn(turn)
             return "submit"
         content = record.content if decision.content is None else decision.content
-        prepared = self.place_prompt(
-            content, record.source, decision.additional_contexts or ()
-        )
+        prepared = self.place_prompt(content, record.source, decision.additional_contexts or ())
         self._append("user/message", prepared.data)
         for context in prepared.separate:
             self._append("context/message", context)
@@ -384,11 +384,11 @@ class Agent:
         if self._abort is not None:
             self._interrupt(turn)
             return "model"
-        boundary = self.log.derive_messages()
+        boundary = self._boundary()
         self._append("step/start", {"turn": turn.number, "step": turn.step})
         turn.step_open = True
         header = self.request_header()
-        folded = self._folded_header()
+        folded = self._folded
         if not self._header_logged or folded != header:
             if not self._header_logged:
                 reason = "resume" if folded is not None else "initial"
@@ -396,6 +396,7 @@ class Agent:
                 reason = "change"
             self._append("request/header", {"header": header, "reason": reason})
             self._header_logged = True
+            self._folded = header
         request: dict[str, Any] = {
             "provider": header["config"]["provider"],
             "model": header["config"]["model"],
@@ -406,7 +407,9 @@ class Agent:
         if "tools" in header:
             request["tools"] = header["tools"]
         request["sessionId"] = self.id
-        self._requests.append(freeze(request))
+        self._requests.append(
+            FrozenDict({k: v if k == "messages" else freeze(v) for k, v in request.items()})
+        )
         response = render(self.model.next(), turn.number, turn.step)
         if response.error is not None:
             message, code = response.error
@@ -610,11 +613,27 @@ class Agent:
         self._turn = None
         self.phase = Phase.FLUSH if self.status != "disposed" else Phase.DISPOSED
 
-    def _folded_header(self) -> Any:
-        for event in reversed(self.log.events):
+    @staticmethod
+    def _fold_header(events: Sequence[Event]) -> Any:
+        for event in reversed(events):
             if event.type == "request/header" and isinstance(event.data, Mapping):
                 return thaw(event.data.get("header"))
         return None
+
+    def _boundary(self) -> tuple[Any, ...]:
+        """``derive_messages()`` of the current surface, sharing one frozen message per event.
+
+        Equal to the session module's derivation; cached because events never change, so a
+        long conversation does not re-copy its history for every captured request.
+        """
+        out = []
+        for node in self.log.surface():
+            if node.seq not in self._messages:
+                self._messages[node.seq] = freeze(derive_message(node))
+            message = self._messages[node.seq]
+            if message is not None:
+                out.append(message)
+        return tuple(out)
 
     def _append(self, type: str, data: Any) -> Event:
         return self.log.append(type, data)
