@@ -585,3 +585,41 @@ def test_identical_operations_give_identical_results(impl: Implementation) -> No
         return agent.events(), requests, notes
 
     assert drive(new_agent(impl)) == drive(new_agent(impl))
+
+
+@pytest.mark.req("INBOX-032", "INBOX-034")
+def test_hosts_pass_prepared_contexts_through_send_or_steer(impl: Implementation) -> None:
+    from dsh_conformance.conformance.keyless import CWD, keyless_contexts
+
+    content, contexts = keyless_contexts(impl)
+    idle = new_agent(impl, header={"cwd": CWD})
+    idle.call("agent.send", content=content, contexts=contexts)  # idle: the queued path
+    assert idle.state()["queued"] == [{"content": content, "source": USER, "contexts": contexts}]
+    assert idle.notifications()[-1]["contexts"] == contexts
+    idle.run()
+    assert idle.call("agent.submissions") == [{"turn": 1, "content": content, "source": USER}]
+
+    busy = new_agent(impl, header={"cwd": CWD})
+    busy.call("agent.send", content=text("working"))
+    busy.step()
+    assert busy.state()["status"] == "running"
+    busy.call("agent.steer", content=content, contexts=contexts)  # running: steering
+    assert busy.state()["steering"] == [{"content": content, "source": USER, "contexts": contexts}]
+    busy.run()
+    assert [s["content"] for s in busy.call("agent.submissions")] == [text("working")]
+    assert len(of_type(busy.events(), "steering/message")) == 1
+
+
+@pytest.mark.req("INBOX-035")
+@pytest.mark.capability("prepare")
+def test_preparation_creates_no_turn(impl: Implementation) -> None:
+    from dsh_conformance.conformance.keyless import CWD, prepare_args
+
+    agent = new_agent(impl, header={"cwd": CWD})
+    args = prepare_args()
+    args["target"] = {"id": agent.id, "cwd": CWD}
+    prepared = impl.call("prepare", **args)
+    assert prepared["contexts"]
+    assert agent.events() == []
+    assert agent.notifications() == []
+    assert agent.state()["queued"] == []
