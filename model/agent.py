@@ -535,9 +535,9 @@ class Agent:
         tool = self.options.tool(name)
         data: dict[str, Any] = {"turn": turn.number, "step": turn.step, "callId": call["id"]}
         if tool is None:
-            data["content"] = [{"type": "text", "text": f"Error: unknown tool {jsstr.quote(name)}"}]
+            data["content"] = [{"type": "text", "text": f'Error: unknown tool "{name}"'}]
             data["isError"] = True
-            data["error"] = {"name": name, "code": "UNKNOWN_TOOL"}
+            data["error"] = {"name": "ToolNotFoundError", "code": "UNKNOWN_TOOL"}
         else:
             data["content"] = tool.result
             data["isError"] = tool.is_error
@@ -562,7 +562,7 @@ class Agent:
                 "callId": call["id"],
                 "content": [{"type": "text", "text": "Error: tool call aborted before dispatch"}],
                 "isError": True,
-                "error": {"name": call["name"], "code": ABORTED_BEFORE_DISPATCH},
+                "error": {"name": "AbortError", "code": ABORTED_BEFORE_DISPATCH},
             },
             source_event_seqs=[call_seq],
         )
