@@ -187,7 +187,7 @@ function faultingQuery(env, faults, schedule) {
 function mutate(env, sessionId, fault) {
   const session = env.live.get(sessionId)
   if (Array.isArray(fault.append) && session !== undefined) {
-    appendTranslated(session, session.id, fault.append)
+    appendTranslated(session, session.id, fault.append, { renumber: true })
   }
   // `delete` and `replace` change what a LATER read observes; the release's read already
   // returned a detached snapshot, so only an append to the live log is applied.

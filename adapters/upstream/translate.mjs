@@ -88,11 +88,14 @@ export function atTime(time, fn) {
 
 /**
  * Append the translated events of one seed log to a live release session.  The seed's seq
- * and time are kept: a non-contiguous seq is rejected here (the store would renumber it).
+ * and time are kept: a non-contiguous seq is rejected here (the store would renumber it),
+ * unless `renumber` asks for the store's next seq.
  */
-export function appendTranslated(session, sessionId, events) {
-  for (const event of events ?? []) {
-    if (!isObject(event)) throw new Error('a session event must be an object')
+export function appendTranslated(session, sessionId, events, { renumber = false } = {}) {
+  for (const given of events ?? []) {
+    if (!isObject(given)) throw new Error('a session event must be an object')
+    // A later append (mutateAfterRead) takes the next seq, as the reference store does.
+    const event = renumber ? { ...given, seq: session.seq } : given
     if (event.seq !== session.seq) {
       throw new Error(`event at index ${session.seq} has seq ${JSON.stringify(event.seq)}; seqs must be contiguous`)
     }
