@@ -120,6 +120,7 @@ def session_cases(
         header["cwd"] = cwd
     b = _Builder(header)
     turn = 0
+    data: dict[str, Any]
     for kind in draw(st.lists(st.sampled_from(KINDS), max_size=max_events)):
         body = draw(texts)
         if kind == "user":
@@ -189,7 +190,7 @@ def session_cases(
             text = b.marker("R") + body
             b.hidden.append(text)
             which = draw(st.sampled_from(["user/message", "assistant/message"]))
-            data: dict[str, Any] = {"content": [{"type": "reasoning", "text": text}]}
+            data = {"content": [{"type": "reasoning", "text": text}]}
             data.update({"source": USER} if which == "user/message" else {"turn": 0, "step": 0})
             b.append(which, data, None)
         elif kind == "empty":

@@ -8,12 +8,14 @@ import re
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.conformance.strategies import js_strings
 
+#: Generation of whole session logs is legitimately slow on a loaded CI machine.
+SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large]
 pytestmark = pytest.mark.capability("candidates")
 CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
 
@@ -147,6 +149,7 @@ def expected_order(sessions: dict[str, Any], target: dict[str, Any], query: str)
 
 
 @pytest.mark.req("HOST-003", "HOST-009")
+@settings(suppress_health_check=SLOW)
 @given(
     session_sets(),
     st.none() | st.sampled_from(["/a", "/b"]),
@@ -164,6 +167,7 @@ def test_filter_rank_and_limit(
 
 
 @pytest.mark.req("HOST-004", "HOST-002")
+@settings(suppress_health_check=SLOW)
 @given(session_sets())
 def test_display_strings_escape_terminal_controls(
     impl: Implementation, sessions: dict[str, Any]

@@ -6,7 +6,7 @@ import copy
 from typing import Any
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
@@ -27,6 +27,8 @@ from dsh_conformance.conformance.strategies_sessions import (
     text_block,
 )
 
+#: Generation of whole session logs is legitimately slow on a loaded CI machine.
+SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large]
 pytestmark = pytest.mark.capability("prepare")
 
 INVALID_REFERENCE = "SESSION_REFERENCE_INVALID_REFERENCE"
@@ -107,6 +109,7 @@ references = st.lists(
 
 
 @pytest.mark.req("PREP-001", "PREP-003", "ENV-006", "ENV-008")
+@settings(suppress_health_check=SLOW)
 @given(references, st.integers(min_value=1, max_value=3))
 def test_dedupe_order_labels_limit_and_input_index(
     impl: Implementation, refs: list[dict[str, Any]], limit: int
@@ -125,6 +128,7 @@ def test_dedupe_order_labels_limit_and_input_index(
 
 
 @pytest.mark.req("PREP-002")
+@settings(suppress_health_check=SLOW)
 @given(st.lists(st.sampled_from(POOL), max_size=5), st.data())
 def test_the_target_id_is_rejected_anywhere(
     impl: Implementation, others: list[str], data: st.DataObject
@@ -196,6 +200,7 @@ def test_null_options_take_their_defaults(impl: Implementation) -> None:
 
 
 @pytest.mark.req("PREP-014", "PREP-011")
+@settings(suppress_health_check=SLOW)
 @given(
     st.lists(st.sampled_from([text_block("x"), {"type": "reasoning", "text": "<r>"}]), max_size=3)
 )
@@ -229,7 +234,7 @@ def source_sets(draw: st.DrawFn) -> list[SessionCase]:
     "PREP-011",
     "PROJ-003",
 )
-@settings(max_examples=100)
+@settings(max_examples=100, suppress_health_check=SLOW)
 @given(source_sets(), st.lists(js_strings(max_size=6), min_size=3, max_size=3))
 def test_context_framing_and_data(
     impl: Implementation, cases: list[SessionCase], labels: list[str]
@@ -443,7 +448,7 @@ def test_budget_failure_rejects_everything(impl: Implementation) -> None:
 
 
 @pytest.mark.req("RET-010", "RET-001")
-@settings(max_examples=40)
+@settings(max_examples=40, suppress_health_check=SLOW)
 @given(
     st.lists(st.integers(min_value=1, max_value=800), min_size=2, max_size=3),
     st.integers(min_value=200, max_value=900),
@@ -501,12 +506,12 @@ def fault_scenarios(draw: st.DrawFn) -> dict[str, Any]:
             times.append((at, False))
         else:
             times.append((0, False))
-    cancel = draw(st.none() | st.just("before") | st.integers(0, 12))
+    cancel: int | str | None = draw(st.none() | st.just("before") | st.integers(0, 12))
     failures = [t for t, failed in times if failed]
     settle = min(failures) if failures else max(t for t, _ in times)
     if cancel is None and settle == float("inf"):
         cancel = draw(st.integers(0, 12))
-    if cancel == "before" or (cancel is not None and cancel <= settle):
+    if cancel == "before" or (isinstance(cancel, int) and cancel <= settle):
         expect = CANCELLED
     elif failures:
         expect = READ_FAILED
@@ -519,7 +524,7 @@ def fault_scenarios(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @pytest.mark.req("PREP-005", "PREP-006", "PREP-007", "PREP-013")
-@settings(max_examples=150)
+@settings(max_examples=150, suppress_health_check=SLOW)
 @given(fault_scenarios())
 def test_all_or_nothing_under_every_fault(impl: Implementation, scenario: dict[str, Any]) -> None:
     refs, args = scenario["refs"], scenario["args"]
@@ -617,7 +622,7 @@ def mutations(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @pytest.mark.req("PREP-008", "PREP-005")
-@settings(max_examples=60)
+@settings(max_examples=60, suppress_health_check=SLOW)
 @given(session_cases(session_id=st.just("source"), max_events=8), mutations())
 def test_later_source_changes_do_not_reach_the_prepared_context(
     impl: Implementation, case: SessionCase, mutation: dict[str, Any]
@@ -655,7 +660,7 @@ def test_missing_and_malformed_sources_are_read_failures(impl: Implementation) -
 
 
 @pytest.mark.req("PREP-005", "PREP-001")
-@settings(max_examples=60)
+@settings(max_examples=60, suppress_health_check=SLOW)
 @given(fault_scenarios())
 def test_matches_reference_model(
     impl: Implementation, oracle: Implementation, scenario: dict[str, Any]

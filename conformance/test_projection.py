@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.conformance.strategies_sessions import (
@@ -16,6 +16,8 @@ from dsh_conformance.conformance.strategies_sessions import (
     text_block,
 )
 
+#: Generation of whole session logs is legitimately slow on a loaded CI machine.
+SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large]
 pytestmark = pytest.mark.capability("projection")
 INVALID_EVENT = "DSH_INVALID_EVENT"
 
@@ -53,6 +55,7 @@ def items(*pairs: tuple[str, str] | tuple[str, str, bool]) -> list[dict[str, Any
 
 
 @pytest.mark.req("PROJ-001", "PROJ-004", "PROJ-005", "PROJ-006", "PROJ-009")
+@settings(suppress_health_check=SLOW)
 @given(session_cases())
 def test_projection_keeps_exactly_what_the_seed_keeps(
     impl: Implementation, case: SessionCase
@@ -65,6 +68,7 @@ def test_projection_keeps_exactly_what_the_seed_keeps(
 
 
 @pytest.mark.req("PROJ-007", "PROJ-005")
+@settings(suppress_health_check=SLOW)
 @given(session_cases())
 def test_surface_read_is_header_capture_seq_and_current_nodes(
     impl: Implementation, case: SessionCase
@@ -330,7 +334,7 @@ def test_malformed_logs_are_invalid_event(impl: Implementation, name: str) -> No
 
 
 @pytest.mark.req("PROJ-001", "PROJ-004")
-@settings(max_examples=50)
+@settings(max_examples=50, suppress_health_check=SLOW)
 @given(session_cases())
 def test_matches_reference_model(
     impl: Implementation, oracle: Implementation, case: SessionCase

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
@@ -26,6 +26,8 @@ from dsh_conformance.conformance.strategies_sessions import (
     text_block,
 )
 
+#: Generation of whole session logs is legitimately slow on a loaded CI machine.
+SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large]
 pytestmark = pytest.mark.capability("retention")
 BUDGET = "SESSION_REFERENCE_BUDGET_EXCEEDED"
 
@@ -66,7 +68,7 @@ def session(sid: str, *messages: tuple[str, str, dict[str, Any]]) -> dict[str, A
     "RET-011",
     "SER-006",
 )
-@settings(max_examples=150)
+@settings(max_examples=150, suppress_health_check=SLOW)
 @given(
     session_cases(texts=big_texts(), max_events=12),
     st.integers(min_value=60, max_value=1600),
@@ -119,6 +121,7 @@ def test_retention_properties(
 
 
 @pytest.mark.req("RET-004")
+@settings(suppress_health_check=SLOW)
 @given(js_strings(max_size=8), st.integers(min_value=0, max_value=200))
 def test_fixed_fields_that_cannot_fit_fail(impl: Implementation, label: str, extra: int) -> None:
     sid = "s" * (extra + 1)
@@ -250,6 +253,7 @@ def test_bare_notice_when_nothing_else_fits(impl: Implementation) -> None:
 
 
 @pytest.mark.req("RET-003", "RET-006")
+@settings(suppress_health_check=SLOW)
 @given(big_texts(max_repeat=40), st.integers(min_value=0, max_value=300))
 @example("界a界", 2)
 @example("\ud800" * 20, 40)
@@ -264,7 +268,7 @@ def test_truncation_is_an_exact_head_tail_slice(impl: Implementation, text: str,
 
 
 @pytest.mark.req("RET-009")
-@settings(max_examples=80)
+@settings(max_examples=80, suppress_health_check=SLOW)
 @given(session_cases(texts=big_texts(), max_events=10), st.integers(min_value=60, max_value=1200))
 def test_matches_reference_model_byte_for_byte(
     impl: Implementation, oracle: Implementation, case: SessionCase, cap: int

@@ -11,11 +11,13 @@ nothing; shadowed nodes and log-only records never reach the surface at all (mod
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeGuard
 
 from attrs import frozen
 
+from dsh_conformance.model import jsstr
 from dsh_conformance.model.errors import DshError, ErrorCode
+from dsh_conformance.model.frozen import FrozenDict
 from dsh_conformance.model.session import Event
 
 #: The canonical source of a compact checkpoint (D-30): ``kind`` and ``plugin`` only.
@@ -36,6 +38,11 @@ class ProjectedItem:
         return {"role": self.role, "text": self.text, "checkpoint": self.checkpoint}
 
 
+def _is_object(value: object) -> TypeGuard[Mapping[str, Any]]:
+    """``isinstance(value, Mapping)`` with a fast path for the frozen event data."""
+    return type(value) is FrozenDict or type(value) is dict or isinstance(value, Mapping)
+
+
 def _invalid(event: Event, what: str) -> DshError:
     return DshError(ErrorCode.INVALID_EVENT, f"{event.type} at seq {event.seq}: {what}")
 
@@ -47,30 +54,30 @@ def is_compact_checkpoint_source(source: object) -> bool:
     compaction capability contract, not of one backend's replace operation.
     """
     return (
-        isinstance(source, Mapping)
-        and source.get("kind") == "plugin"
-        and source.get("plugin") == "compact"
+        _is_object(source) and source.get("kind") == "plugin" and source.get("plugin") == "compact"
     )
 
 
 def is_user_source(source: object) -> bool:
     """A direct-human source: ``kind == 'user'`` (extra fields ignored)."""
-    return isinstance(source, Mapping) and source.get("kind") == "user"
+    return _is_object(source) and source.get("kind") == "user"
 
 
 def text_content(blocks: Iterable[object]) -> str:
-    """PROJ-006: the ``text`` of every text block, joined with LF (non-text blocks skipped)."""
-    return "\n".join(
+    """PROJ-006: the ``text`` of every text block, joined with LF (non-text blocks skipped).
+
+    The result is canonical (D-1), so byte accounting may count surrogates directly.
+    """
+    texts = [
         block["text"]
         for block in blocks
-        if isinstance(block, Mapping)
-        and block.get("type") == "text"
-        and isinstance(block.get("text"), str)
-    )
+        if _is_object(block) and block.get("type") == "text" and type(block.get("text")) is str
+    ]
+    return jsstr.canonical(texts[0] if len(texts) == 1 else "\n".join(texts))
 
 
 def _blocks(event: Event, value: object, what: str) -> Sequence[object]:
-    if not isinstance(value, tuple | list) or not all(isinstance(b, Mapping) for b in value):
+    if not isinstance(value, tuple | list) or not all(_is_object(b) for b in value):
         raise _invalid(event, f"{what} must be an array of content blocks")
     return value
 
@@ -84,16 +91,17 @@ def display_content(event: Event) -> Sequence[object]:
     data = _data(event)
     envelope = data.get("envelope")
     if envelope is not None:
-        if not isinstance(envelope, Mapping) or "displayContent" not in envelope:
+        if not _is_object(envelope) or "displayContent" not in envelope:
             raise _invalid(event, "envelope must be an object with displayContent")
         return _blocks(event, envelope["displayContent"], "envelope.displayContent")
     return _blocks(event, data.get("content"), "content")
 
 
 def _data(event: Event) -> Mapping[str, Any]:
-    if not isinstance(event.data, Mapping):
+    if not _is_object(event.data):
         raise _invalid(event, "data must be an object")
-    return event.data
+    data: Mapping[str, Any] = event.data
+    return data
 
 
 def project_event(event: Event) -> ProjectedItem | None:

@@ -17,6 +17,7 @@ phase 2 finds the longest text with a heap -- O(n log n) in the number of messag
 from __future__ import annotations
 
 import heapq
+import re
 from typing import Any, Final
 
 from attrs import define, frozen
@@ -32,9 +33,35 @@ from dsh_conformance.model.snapshot import SessionSnapshot
 DEFAULT_MAX_REFERENCE_BYTES: Final = 65_536
 
 
+#: Bytes that JSON escapes (C0 controls, quote, backslash) or tag-safety rewrites (``<``).
+_SPECIAL: Final = bytes(range(0x20)) + b'"\\<'
+_NOT_SPECIAL: Final = bytes(b for b in range(256) if b not in _SPECIAL)
+_SHORT_ESCAPES: Final = b"\b\t\n\f\r"
+#: A lone surrogate under ``surrogatepass``: ED A0..BF xx (a paired one never occurs).
+_LONE_SURROGATE: Final = re.compile(b"\xed[\xa0-\xbf]")
+
+
 def tag_safe_length(text: str) -> int:
-    """UTF-8 bytes of a string as tag-safe JSON: ``JSON.stringify`` + 5 per ``<``."""
-    return jsstr.utf8_length(jsstr.quote(text)) + 5 * text.count("<")
+    """UTF-8 bytes of *text* as tag-safe JSON, computed without building the JSON.
+
+    ``JSON.stringify`` adds two quotes, one byte for ``"`` ``\\`` and the five short
+    escapes, five for every other C0 control (``\\u00xx``) and three for a lone surrogate
+    (``\\udxxx`` instead of 3 raw bytes); tag safety adds five per ``<``.  Counting on
+    the encoded bytes keeps memory at one copy of the text (a serializer's worst-case
+    buffer for a 20 MB text is over 300 MB).
+    """
+    data = text.encode("utf-8", "surrogatepass")
+    specials = data.translate(None, _NOT_SPECIAL)
+    extra = 0
+    if specials:
+        quotes = specials.count(b'"') + specials.count(b"\\")
+        less = specials.count(b"<")
+        short = sum(specials.count(bytes([b])) for b in _SHORT_ESCAPES)
+        controls = len(specials) - quotes - less - short
+        extra = quotes + short + 5 * controls + 5 * less
+    if b"\xed" in data:
+        extra += 3 * len(_LONE_SURROGATE.findall(data))
+    return len(data) + 2 + extra
 
 
 _ITEM_FIXED: Final = {
@@ -77,6 +104,19 @@ class RetainedSource:
         return {"data": self.data, "stats": self.stats.to_json(), "size": self.size}
 
 
+def byte_length(text: str) -> int:
+    """``Buffer.byteLength`` of a canonical string (projection canonicalizes its texts)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def text_encoder(text: str) -> bytes:
+    """``TextEncoder.encode``: the strict fast path, U+FFFD for lone surrogates otherwise."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return jsstr.utf8_encode(text)
+
+
 @define
 class _Item:
     role: str
@@ -84,11 +124,17 @@ class _Item:
     checkpoint: bool
     text: str
     omitted: int = 0
-    size: int = 0
+    size: int = 0  # tag-safe JSON bytes of {"role", "text"}
+    length: int = -1  # UTF-8 bytes of the current text (computed on demand)
 
     def resize(self) -> int:
         self.size = _ITEM_FIXED[self.role] + tag_safe_length(self.text)
         return self.size
+
+    def text_length(self) -> int:
+        if self.length < 0:
+            self.length = byte_length(self.text)
+        return self.length
 
 
 def _budget_exceeded() -> DshError:
@@ -140,21 +186,21 @@ def retain(
         count += 1
     retained = [item for item, k in zip(items, keep, strict=True) if k]
     dropped = [item for item, k in zip(items, keep, strict=True) if not k]
-    dropped_bytes = sum(jsstr.utf8_length(item.original) for item in dropped)
+    dropped_bytes = sum(byte_length(item.original) for item in dropped)
 
     # Phase 2: slice the longest remaining text (first of equals) until the object fits.
     size = _size(fixed, total, count)
-    heap = [(-jsstr.utf8_length(item.text), i) for i, item in enumerate(retained)]
+    heap = [(-item.text_length(), i) for i, item in enumerate(retained)] if size > max_bytes else []
     heapq.heapify(heap)
     encoded: dict[int, bytes] = {}
     # Each pass shortens a text strictly or turns it into its bare notice once (D-37), so
     # the loop ends; the bound turns a broken invariant into a failure instead of a hang.
-    bound = sum(jsstr.utf8_length(item.text) for item in retained) + 64 * len(retained) + 1
+    bound = -sum(length for length, _ in heap) + 64 * len(retained) + 1
     while size > max_bytes:
         bound -= 1
         if bound < 0:
             raise RuntimeError("retention phase 2 did not converge")
-        while heap and -heap[0][0] != jsstr.utf8_length(retained[heap[0][1]].text):
+        while heap and -heap[0][0] != retained[heap[0][1]].text_length():
             heapq.heappop(heap)  # stale entry
         if not heap or heap[0][0] == 0:
             raise _budget_exceeded()  # nothing left to shorten: the fixed fields cannot fit
@@ -162,14 +208,14 @@ def retain(
         item = retained[li]
         target = max(0, longest - (size - max_bytes))
         if li not in encoded:
-            encoded[li] = jsstr.utf8_encode(item.original)
+            encoded[li] = text_encoder(item.original)
         short = truncate_with_notice(item.original, target, encoded[li])
         if short.text == item.text:
             raise _budget_exceeded()  # D-37: a preserved message cannot shrink further
         old = item.size
-        item.text, item.omitted = short.text, short.omitted
+        item.text, item.omitted, item.length = short.text, short.omitted, -1
         size += item.resize() - old
-        heapq.heappush(heap, (-jsstr.utf8_length(item.text), li))
+        heapq.heappush(heap, (-item.text_length(), li))
 
     omitted_bytes = sum(item.omitted for item in retained) + dropped_bytes
     stats = RetentionStats(
