@@ -278,6 +278,8 @@ def test_context_framing_and_data(
         # No earlier snapshot, shadowed or excluded text is re-exported (PROJ-003).
         texts = {item["text"] for item in d["conversation"]}
         assert not texts & set(case.hidden)
+    for secret in (h for c in cases for h in c.hidden if h.startswith("SNAPSHOT")):
+        assert secret.split(":")[0] + ":" not in region, "an earlier snapshot was re-exported"
 
 
 @pytest.mark.req("ENV-002", "ENV-009")

@@ -153,6 +153,7 @@ def prepare(
     config = config or ReferenceConfig()
     if not isinstance(content, list | tuple):
         raise DshError(ErrorCode.INVALID_ARGUMENT, "content must be an array of content blocks")
+    jsstr.stringify(list(content))  # non-JSON content is DSH_JSON_NOT_SERIALIZABLE
     accepted = thaw(freeze(list(content)))  # always a fresh copy (PREP-011)
     target_id = jsstr.canonical(target_id)
     refs = normalize_references(target_id, references, config.max_references)
