@@ -1,0 +1,232 @@
+"""Side-session invariants stated independently of the reference model (standard library only).
+
+Each function reads plain JSON -- a session log ``{header, events}`` as ``agent.log``
+returns it, captured requests as ``agent.requests`` returns them -- and re-derives what
+seed 004 promises with its own small algorithm, so a model bug cannot hide by agreeing
+with itself.  Nothing here imports ``dsh_conformance.model``.
+
+Vocabulary (seed-era logs, research note B §1.4, §4.5): a *surface event* carries a
+``surfaceOp`` (``"append"``, or ``{op: "replace", start, end}`` over current nodes by seq);
+a *balanced* prefix has no open turn or step and answers every tool call in its step.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+JsonLog = Mapping[str, Any]
+Events = Sequence[Mapping[str, Any]]
+
+SIDECHAT = {"kind": "plugin", "plugin": "sidechat"}
+
+
+def utf8_len(text: str) -> int:
+    """UTF-8 bytes as Node's Buffer.byteLength counts them (a lone surrogate is 3)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def canonical_json(value: object) -> str:
+    """Comparison form: compact JSON, insertion order kept, non-ASCII escaped."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=True)
+
+
+# --- balanced completed-turn prefix ------------------------------------------------------
+
+
+def _turn_ok(turn: Events, number: int) -> bool:
+    """One closed turn ``turn/start … turn/end``: numbering, step nesting, call pairing."""
+    if turn[0]["data"].get("turn") != number or turn[-1]["data"].get("turn") != number:
+        return False
+    in_step = False
+    waiting: set[str] = set()
+    for event in turn[1:-1]:
+        kind = event["type"]
+        data = event["data"]
+        if kind in ("turn/start", "turn/end"):
+            return False
+        if kind == "step/start":
+            if in_step:
+                return False
+            in_step, waiting = True, set()
+        elif kind == "step/end":
+            if not in_step or waiting:
+                return False
+            in_step = False
+        elif kind == "tool/call":
+            if not in_step:
+                return False
+            waiting.add(str(data.get("callId")))
+        elif kind == "assistant/message":
+            if not in_step:
+                return False
+            for block in data.get("content", []):
+                if isinstance(block, Mapping) and block.get("type") == "tool-call":
+                    waiting.add(str(block.get("id")))
+        elif kind == "tool/result" and event.get("surfaceOp") == "append":
+            if not in_step:
+                return False
+            waiting.discard(str(data.get("callId")))
+    return not in_step
+
+
+def expected_prefix_length(events: Events) -> int:
+    """The longest prefix ending at a turn/end in which every turn is closed and balanced.
+
+    Segment the log into turns; walk them in order; stop at the first bad or unclosed
+    turn.  Events between turns are kept when a later turn/end is kept.
+    """
+    best = 0
+    number = 1
+    index = 0
+    while index < len(events):
+        if events[index]["type"] != "turn/start":
+            if events[index]["type"] in ("turn/end", "step/start", "step/end", "tool/call"):
+                return best  # outside any turn: structure broken
+            index += 1
+            continue
+        end = next(
+            (j for j in range(index + 1, len(events)) if events[j]["type"] == "turn/end"), None
+        )
+        if end is None:
+            return best  # the in-flight turn is clipped
+        if not _turn_ok(events[index : end + 1], number):
+            return best
+        best = end + 1
+        number += 1
+        index = end + 1
+    return best
+
+
+# --- surface fold and replay ------------------------------------------------------------
+
+
+def surface(events: Events) -> list[Mapping[str, Any]]:
+    """The current surface: append pushes, replace swaps a seq range of current nodes."""
+    nodes: list[Mapping[str, Any]] = []
+    for event in events:
+        op = event.get("surfaceOp")
+        if op is None:
+            continue
+        if op == "append":
+            nodes.append(event)
+            continue
+        seqs = [n["seq"] for n in nodes]
+        lo, hi = seqs.index(op["start"]), seqs.index(op["end"])
+        nodes[lo : hi + 1] = [event]
+    return nodes
+
+
+def message_of(event: Mapping[str, Any]) -> dict[str, Any] | None:
+    data = event["data"]
+    if event["type"] in ("user/message", "context/message", "steering/message"):
+        return {"role": "user", "content": data["content"]}
+    if event["type"] == "assistant/message":
+        if not data["content"]:
+            return None
+        out = {"role": "assistant", "content": data["content"]}
+        if "provenance" in data:
+            out["provenance"] = data["provenance"]
+        return out
+    if event["type"] == "tool/result":
+        return {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool-result",
+                    "toolCallId": data["callId"],
+                    "content": data["content"],
+                    "isError": data.get("isError", False),
+                }
+            ],
+        }
+    return None
+
+
+def derive(events: Events) -> list[dict[str, Any]]:
+    """Replay: the model messages of the surface of *events*."""
+    return [m for m in map(message_of, surface(events)) if m is not None]
+
+
+def step_starts(events: Events, first: int = 0) -> list[int]:
+    """Indexes of ``step/start`` events at or after *first*."""
+    return [i for i, e in enumerate(events) if i >= first and e["type"] == "step/start"]
+
+
+def replayed_messages(events: Events, first: int = 0) -> list[list[dict[str, Any]]]:
+    """The messages of every request the log's own steps sent (from index *first* on)."""
+    return [derive(events[:i]) for i in step_starts(events, first)]
+
+
+# --- side-session predicates ------------------------------------------------------------
+
+
+def text_of(content: Sequence[Mapping[str, Any]]) -> str:
+    return "".join(b.get("text", "") for b in content if b.get("type") == "text")
+
+
+def is_sidechat_context(event: Mapping[str, Any]) -> bool:
+    return bool(event["type"] == "context/message" and event["data"].get("source") == SIDECHAT)
+
+
+def sidechat_contexts(events: Events) -> list[Mapping[str, Any]]:
+    return [e for e in events if is_sidechat_context(e)]
+
+
+def appended(child: JsonLog) -> Events:
+    """The child's appended history: events after its seedLength."""
+    events: Events = child["events"]
+    return events[child["header"]["seedLength"] :]
+
+
+def framing_problems(child: JsonLog) -> list[str]:
+    """AC-02: exactly one plugin-sourced framing context, the first appended surface event."""
+    tail = appended(child)
+    problems = []
+    framings = [e for e in tail if is_sidechat_context(e)]
+    if len(framings) != 1:
+        problems.append(f"{len(framings)} sidechat contexts in the appended history (want 1)")
+    first = next((e for e in tail if "surfaceOp" in e), None)
+    if first is None or not is_sidechat_context(first):
+        problems.append(f"first appended surface event is {first and first['type']!r}")
+    elif first["data"]["source"].get("kind") != "plugin":
+        problems.append("framing is not plugin-sourced")
+    return problems
+
+
+def fork_problems(
+    parent_before: JsonLog, parent_after: JsonLog, child: JsonLog, parent_id: str
+) -> list[str]:
+    """AC-01 without the system prompt: untouched source, prefix, header stamps."""
+    problems = []
+    if canonical_json(parent_before) != canonical_json(parent_after):
+        problems.append("the fork changed the source log or header")
+    header = child["header"]
+    length = expected_prefix_length(parent_before["events"])
+    if header.get("parentSession") != parent_id:
+        problems.append(f"parentSession {header.get('parentSession')!r} != {parent_id!r}")
+    if header.get("seedLength") != length:
+        problems.append(f"seedLength {header.get('seedLength')!r} != expected {length}")
+    if header.get("cwd") != parent_before["header"].get("cwd"):
+        problems.append("cwd differs from the parent's")
+    seed = child["events"][: header.get("seedLength", 0)]
+    if canonical_json(seed) != canonical_json(parent_before["events"][:length]):
+        problems.append("the child's seed is not the parent's prefix")
+    return problems
+
+
+def request_problems(requests: Sequence[Mapping[str, Any]], log: JsonLog) -> list[str]:
+    """Each captured request names this session and equals the replay of its own steps."""
+    problems = []
+    events = log["events"]
+    first = log["header"].get("seedLength") or 0
+    replays = replayed_messages(events, first)
+    if len(replays) != len(requests):
+        problems.append(f"{len(requests)} requests but {len(replays)} steps in the log")
+    for i, (request, messages) in enumerate(zip(requests, replays, strict=False)):
+        if request.get("sessionId") != log["header"]["id"]:
+            problems.append(f"request {i} names session {request.get('sessionId')!r}")
+        if canonical_json(request.get("messages")) != canonical_json(messages):
+            problems.append(f"request {i} is not the replay of its log position")
+    return problems
