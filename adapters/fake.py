@@ -92,6 +92,8 @@ class Fault:
     def matches(self, op: str) -> bool:
         if self.op is not None:
             return op == self.op
+        if self.kind == "bad-protocol":
+            return op == "handshake"
         return op != "handshake" and op != "shutdown"
 
     def fires(self, count: int) -> bool:

@@ -304,7 +304,8 @@ class SubprocessAdapter:
         for reply in replies:
             if "error" in reply:
                 error = reply["error"]
-                out.append(ImplementationError(error["code"], error["message"]))
+                # Messages are for people: spelled out so they cannot drive a terminal.
+                out.append(ImplementationError(error["code"], wire.printable(error["message"])))
             else:
                 out.append(reply["result"])
         return out
@@ -411,9 +412,14 @@ def _from_name(rest: str) -> SubprocessAdapter:
             "subprocess adapter without a command",
             hint="write subprocess:'node adapter.mjs' (a shell-style command line)",
         )
-    timeout = float(os.environ.get("DSH_ADAPTER_TIMEOUT", "30"))
-    validate = os.environ.get("DSH_ADAPTER_VALIDATE", "") not in {"", "0", "false"}
-    return SubprocessAdapter(argv, timeout=timeout, validate=validate)
+    env = os.environ
+    return SubprocessAdapter(
+        argv,
+        timeout=float(env.get("DSH_ADAPTER_TIMEOUT", "30")),
+        validate=env.get("DSH_ADAPTER_VALIDATE", "") not in {"", "0", "false"},
+        max_reply_bytes=int(env.get("DSH_ADAPTER_MAX_REPLY_BYTES", wire.DEFAULT_MAX_REPLY_BYTES)),
+        restart_budget=int(env.get("DSH_ADAPTER_RESTART_BUDGET", "10")),
+    )
 
 
 def _register() -> None:

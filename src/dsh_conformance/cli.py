@@ -59,7 +59,8 @@ def handles_errors(command: F) -> F:
                 body.append("\nhint: ", style="bold")
                 body.append(for_terminal(hint))
             _, err = _consoles()
-            err.print(Panel(body, title=f"error[{exc.code}]", border_style="red", expand=False))
+            title = Text(f"error[{exc.code}]", style="bold red")
+            err.print(Panel(body, title=title, border_style="red", expand=False))
             sys.exit(status)
 
     return wrapper  # type: ignore[return-value]

@@ -201,6 +201,8 @@ class HarnessPlugin:
                 self.writer.header(self._header({"name": adapter_name, "error": reason}))
                 self.writer.footer({"status": "aborted", "reason": reason})
                 self.writer.close()
+                self.writer = None
+            self.meta.clear()
             pytest.exit(
                 f"[adapter-unavailable] cannot start {adapter_name!r}: {reason}",
                 returncode=EX_SOFTWARE,

@@ -1,0 +1,135 @@
+"""The harness against every fault of the self-test kit: the run completes, the fault is
+classified, and no result is lost (decisions D-121..D-123)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from dsh_conformance.record import load_record
+
+sys.path.insert(0, str(Path(__file__).parent))
+from harness_cli import cli, complete, fake, outcomes, run_record  # noqa: E402
+
+#: A small, fast slice of the suite: the URI requirements.
+SLICE = ("--requirement", "URI-*")
+ESC = "\x1b"
+
+
+def victims(record, outcome: str) -> list:  # type: ignore[no-untyped-def]
+    return [t for t in record.tests if t.outcome == outcome]
+
+
+@pytest.mark.parametrize(
+    ("fault", "outcome", "words"),
+    [
+        ("hang@5", "timeout", "within the 1s per-call timeout"),
+        ("stderr-silence@5", "crash", "wrote to stderr and then went silent"),
+        ("crash@5", "crash", "exited with status 3"),
+        ("garbage@5", "crash", "not JSON"),
+        ("wrong-id@5", "crash", "does not match request id"),
+        ("oversized=300000@5", "crash", "over the 100000-byte reply cap"),
+        ("error=DSH_SCRIPTED:uri.encode@1", "error", "DSH_SCRIPTED"),
+    ],
+)
+def test_a_fault_costs_exactly_one_test(
+    tmp_path: Path, fault: str, outcome: str, words: str
+) -> None:
+    done, record = run_record(
+        tmp_path,
+        fake(fault, state=tmp_path / "state.json"),
+        *SLICE,
+        "--timeout",
+        "1",
+        env={"DSH_ADAPTER_MAX_REPLY_BYTES": "100000"},
+    )
+    complete(record)
+    counts = outcomes(record)
+    assert counts.get(outcome) == 1, counts
+    assert counts.get("pass") == len(record.tests) - 1, counts
+    (victim,) = victims(record, outcome)
+    assert words in victim.message
+    assert ESC not in victim.message and ESC not in victim.longrepr
+    assert done.returncode == 1, done.stderr
+    expected_restarts = 0 if outcome == "error" else 1
+    assert record.footer is not None and record.footer["restarts"] == expected_restarts
+
+
+def test_stderr_floods_do_not_block(tmp_path: Path) -> None:
+    done, record = run_record(
+        tmp_path, fake("flood-stderr=3000000@3", "flood-stderr=100000@10+"), *SLICE
+    )
+    complete(record)
+    assert outcomes(record) == {"pass": len(record.tests)}
+    assert done.returncode == 0, done.stderr
+
+
+def test_escape_sequences_never_reach_the_terminal_or_reports(tmp_path: Path) -> None:
+    done, record = run_record(tmp_path, fake("ansi:uri.encode@1", "garbage@9", state=tmp_path / "s.json"), *SLICE,
+                              "--timeout", "5")
+    complete(record)
+    assert outcomes(record).get("error") == 1 and outcomes(record).get("crash") == 1
+    out = tmp_path / "out"
+    for text in (done.stdout, done.stderr, *(p.read_text() for p in out.iterdir())):
+        assert ESC not in text and "\x9b" not in text and "\x07" not in text
+    assert "\\x1b[2J" in done.stdout  # shown, spelled out
+    assert "[bold red]markup[/bold red]" in done.stdout  # printed literally, not as markup
+
+
+def test_a_crash_loop_exhausts_the_restart_budget_and_still_records_everything(
+    tmp_path: Path,
+) -> None:
+    started = time.monotonic()
+    done, record = run_record(
+        tmp_path, fake("crash@2+"), *SLICE, env={"DSH_ADAPTER_RESTART_BUDGET": "3"}
+    )
+    complete(record)
+    assert outcomes(record) == {"crash": len(record.tests)} or set(outcomes(record)) <= {
+        "crash",
+        "pass",
+    }
+    assert record.footer is not None and record.footer["restarts"] == 3
+    assert any("restart budget exhausted" in t.message for t in record.tests)
+    assert done.returncode == 1
+    assert time.monotonic() - started < 60
+
+
+@pytest.mark.parametrize("fault", ["bad-protocol", "crash:handshake"])
+def test_a_broken_handshake_aborts_with_a_typed_error(tmp_path: Path, fault: str) -> None:
+    out = tmp_path / "out"
+    done = cli("run", "--adapter", fake(fault), "--report-dir", str(out), *SLICE)
+    assert done.returncode == 70, done.stderr
+    assert "adapter-unavailable" in done.stderr
+    record = load_record(out / "record.jsonl")
+    assert record.tests == ()
+    assert record.footer is not None and record.footer["status"] == "aborted"
+
+
+def test_a_killed_run_keeps_every_finished_result(tmp_path: Path) -> None:
+    """The record is flushed per line: kill the harness mid-run, read what it finished."""
+    out = tmp_path / "out"
+    record_path = out / "record.jsonl"
+    argv = [sys.executable, "-m", "dsh_conformance.cli", "run", "--adapter",
+            fake("hang@40"), "--report-dir", str(out), "--timeout", "120", *SLICE]
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if record_path.exists() and len(record_path.read_text().splitlines()) >= 4:
+                break
+            time.sleep(0.1)
+        time.sleep(0.5)
+    finally:
+        process.kill()
+        process.wait()
+    record = load_record(record_path)
+    assert record.truncated
+    assert len(record.tests) >= 3
+    assert all(t.outcome == "pass" for t in record.tests)
+    summary = cli("summary", str(record_path))
+    assert summary.returncode == 1
+    assert "TRUNCATED" in summary.stdout
