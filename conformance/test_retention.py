@@ -279,3 +279,14 @@ def test_matches_reference_model_byte_for_byte(
         assert impl.error_code("retention.retain", **args) == code
     else:
         assert impl.call("retention.retain", **args) == oracle.call("retention.retain", **args)
+
+
+@pytest.mark.req("RET-006", "RET-011")
+def test_a_short_newest_message_that_cannot_fit_fails(impl: Implementation) -> None:
+    """D-37: upstream keeps 'A2:<' as '' (it fits then); a bare notice would be longer than
+    the text itself, so no slice can help and the source cannot fit."""
+    src = session("source", ("user/message", "U1:a", USER), ("assistant/message", "A2:<", USER))
+    assert impl.error_code("retention.retain", session=src, label="", maxBytes=120) == BUDGET
+    ok = impl.call("retention.retain", session=src, label="", maxBytes=127)
+    assert ok["data"]["conversation"] == [{"role": "assistant", "text": "A2:<"}]
+    assert ok["stats"]["omittedMessages"] == 1

@@ -193,9 +193,9 @@ def retain(
     heap = [(-item.text_length(), i) for i, item in enumerate(retained)] if size > max_bytes else []
     heapq.heapify(heap)
     encoded: dict[int, bytes] = {}
-    # Each pass shortens a text strictly or turns it into its bare notice once (D-37), so
-    # the loop ends; the bound turns a broken invariant into a failure instead of a hang.
-    bound = -sum(length for length, _ in heap) + 64 * len(retained) + 1
+    # Every pass strictly shortens one text, so the loop ends; the bound turns a broken
+    # invariant into a failure instead of a hang.
+    bound = -sum(length for length, _ in heap) + 1
     while size > max_bytes:
         bound -= 1
         if bound < 0:
@@ -210,10 +210,14 @@ def retain(
         if li not in encoded:
             encoded[li] = text_encoder(item.original)
         short = truncate_with_notice(item.original, target, encoded[li])
-        if short.text == item.text:
-            raise _budget_exceeded()  # D-37: a preserved message cannot shrink further
+        length = byte_length(short.text)
+        if length >= longest:
+            # Upstream's slices are always shorter than the text they replace; only the
+            # bare notice of D-37 can fail to shorten it: a preserved message cannot
+            # shrink any further, so the source cannot fit.
+            raise _budget_exceeded()
         old = item.size
-        item.text, item.omitted, item.length = short.text, short.omitted, -1
+        item.text, item.omitted, item.length = short.text, short.omitted, length
         size += item.resize() - old
         heapq.heappush(heap, (-item.text_length(), li))
 
