@@ -76,19 +76,27 @@ def text_content(blocks: Iterable[object]) -> str:
     return jsstr.canonical(texts[0] if len(texts) == 1 else "\n".join(texts))
 
 
-def _blocks(event: Event, value: object, what: str) -> Sequence[object]:
-    if not isinstance(value, tuple | list) or not all(_is_object(b) for b in value):
+def _blocks(event: Event, value: object, what: str) -> Sequence[Mapping[str, Any]]:
+    if type(value) is not tuple and type(value) is not list:
         raise _invalid(event, f"{what} must be an array of content blocks")
+    for block in value:
+        if not _is_object(block):
+            raise _invalid(event, f"{what} must be an array of content blocks")
     return value
 
 
-def display_content(event: Event) -> Sequence[object]:
-    """``envelope.displayContent`` when the prompt has an envelope, else ``content`` (PROJ-004).
+def _text(event: Event, blocks: Sequence[Mapping[str, Any]]) -> str:
+    """``text_content`` of already-validated blocks, with a one-block fast path."""
+    if len(blocks) == 1:
+        block = blocks[0]
+        text = block.get("text")
+        if block.get("type") == "text" and type(text) is str:
+            return jsstr.canonical(text)
+        return ""
+    return text_content(blocks)
 
-    Only the envelope's own display content is read, never the baked prefix, so a target
-    message that carried an earlier snapshot re-exports its direct prompt only.
-    """
-    data = _data(event)
+
+def _display(event: Event, data: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
     envelope = data.get("envelope")
     if envelope is not None:
         if not _is_object(envelope) or "displayContent" not in envelope:
@@ -97,31 +105,41 @@ def display_content(event: Event) -> Sequence[object]:
     return _blocks(event, data.get("content"), "content")
 
 
+def display_content(event: Event) -> Sequence[Mapping[str, Any]]:
+    """``envelope.displayContent`` when the prompt has an envelope, else ``content`` (PROJ-004).
+
+    Only the envelope's own display content is read, never the baked prefix, so a target
+    message that carried an earlier snapshot re-exports its direct prompt only.
+    """
+    return _display(event, _data(event))
+
+
 def _data(event: Event) -> Mapping[str, Any]:
-    if not _is_object(event.data):
+    data = event.data
+    if not _is_object(data):
         raise _invalid(event, "data must be an object")
-    data: Mapping[str, Any] = event.data
     return data
+
+
+_PROMPTS: Final = frozenset({"user/message", "steering/message"})
 
 
 def project_event(event: Event) -> ProjectedItem | None:
     """The item one surface event projects to, or None (PROJ-001, PROJ-002, D-31)."""
-    if event.type == "user/message":
-        source = _data(event).get("source")
-        checkpoint = is_compact_checkpoint_source(source)
-        if not checkpoint and not is_user_source(source):
-            return None
-        text = text_content(display_content(event))
-        return ProjectedItem("user", text, checkpoint) if text else None
-    if event.type == "steering/message":
-        if not is_user_source(_data(event).get("source")):
-            return None
-        text = text_content(display_content(event))
-        return ProjectedItem("user", text) if text else None
-    if event.type == "assistant/message":
-        text = text_content(_blocks(event, _data(event).get("content"), "content"))
+    type_ = event.type
+    if type_ == "assistant/message":
+        text = _text(event, _blocks(event, _data(event).get("content"), "content"))
         return ProjectedItem("assistant", text) if text else None
-    return None  # tool/result, context/message, and anything else: never projected
+    if type_ not in _PROMPTS:
+        return None  # tool/result, context/message, and anything else: never projected
+    data = _data(event)
+    source = data.get("source")
+    # Only a user/message can be a checkpoint; steering keeps direct-user sources only.
+    checkpoint = type_ == "user/message" and is_compact_checkpoint_source(source)
+    if not checkpoint and not is_user_source(source):
+        return None
+    text = _text(event, _display(event, data))
+    return ProjectedItem("user", text, checkpoint) if text else None
 
 
 def project(surface: Iterable[Event]) -> tuple[ProjectedItem, ...]:

@@ -166,27 +166,33 @@ def retain(
 ) -> RetainedSource:
     """RET-001..RET-010: the capped data object of one source, or BUDGET_EXCEEDED."""
     original = project(snapshot.events) if projected is None else projected
-    items = [_Item(p.role, p.text, p.checkpoint, p.text) for p in original]
     fixed = jsstr.utf8_length(stringify_tag_safe(_data(snapshot, label, [])))
 
     # Phase 1: keep checkpoints and the newest item; keep the longest run of the newest
     # droppable items that fits (== upstream dropping oldest-first until it fits, D-33).
-    newest = len(items) - 1
-    keep = [item.checkpoint or i == newest for i, item in enumerate(items)]
-    count = sum(keep)
-    total = sum(item.resize() for item, k in zip(items, keep, strict=True) if k)
+    # Only kept items are ever serialized; dropped ones are only counted.
+    newest = len(original) - 1
+    kept: dict[int, _Item] = {
+        i: _Item(p.role, p.text, p.checkpoint, p.text)
+        for i, p in enumerate(original)
+        if p.checkpoint or i == newest
+    }
+    count = len(kept)
+    total = sum(item.resize() for item in kept.values())
     for i in range(newest - 1, -1, -1):
-        if keep[i]:
+        p = original[i]
+        if p.checkpoint:
             continue
-        size = items[i].resize()
+        candidate = _Item(p.role, p.text, p.checkpoint, p.text)
+        size = candidate.resize()
         if _size(fixed, total + size, count + 1) > max_bytes:
             break
-        keep[i] = True
+        kept[i] = candidate
         total += size
         count += 1
-    retained = [item for item, k in zip(items, keep, strict=True) if k]
-    dropped = [item for item, k in zip(items, keep, strict=True) if not k]
-    dropped_bytes = sum(byte_length(item.original) for item in dropped)
+    retained = [kept[i] for i in sorted(kept)]
+    dropped = [p for i, p in enumerate(original) if i not in kept]
+    dropped_bytes = sum(byte_length(p.text) for p in dropped)
 
     # Phase 2: slice the longest remaining text (first of equals) until the object fits.
     size = _size(fixed, total, count)
