@@ -50,7 +50,11 @@ def tag_safe_length(text: str) -> int:
     the encoded bytes keeps memory at one copy of the text (a serializer's worst-case
     buffer for a 20 MB text is over 300 MB).
     """
-    data = text.encode("utf-8", "surrogatepass")
+    return tag_safe_length_of(text.encode("utf-8", "surrogatepass"))
+
+
+def tag_safe_length_of(data: bytes) -> int:
+    """``tag_safe_length`` of a text given as its ``surrogatepass`` UTF-8 bytes."""
     specials = data.translate(None, _NOT_SPECIAL)
     extra = 0
     if specials:
@@ -126,10 +130,26 @@ class _Item:
     omitted: int = 0
     size: int = 0  # tag-safe JSON bytes of {"role", "text"}
     length: int = -1  # UTF-8 bytes of the current text (computed on demand)
+    raw: bytes | None = None  # surrogatepass UTF-8 of the original, encoded once
 
     def resize(self) -> int:
-        self.size = _ITEM_FIXED[self.role] + tag_safe_length(self.text)
+        """Measure the current text: one encoding gives its length and its JSON size."""
+        if self.text is self.original:
+            if self.raw is None:
+                self.raw = self.original.encode("utf-8", "surrogatepass")
+            data = self.raw
+        else:
+            data = self.text.encode("utf-8", "surrogatepass")
+        self.length = len(data)
+        self.size = _ITEM_FIXED[self.role] + tag_safe_length_of(data)
         return self.size
+
+    def encoded_original(self) -> bytes:
+        """``TextEncoder`` bytes of the original (the raw bytes unless it has lone surrogates)."""
+        raw = self.raw if self.raw is not None else self.original.encode("utf-8", "surrogatepass")
+        if b"\xed" in raw and _LONE_SURROGATE.search(raw):
+            return text_encoder(self.original)
+        return raw
 
     def text_length(self) -> int:
         if self.length < 0:
@@ -214,7 +234,7 @@ def retain(
         item = retained[li]
         target = max(0, longest - (size - max_bytes))
         if li not in encoded:
-            encoded[li] = text_encoder(item.original)
+            encoded[li] = item.encoded_original()
         short = truncate_with_notice(item.original, target, encoded[li])
         length = byte_length(short.text)
         if length >= longest:
