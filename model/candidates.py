@@ -1,6 +1,6 @@
 """Candidate discovery for mention completion (seed 000 "Decision" ¶3, "Host adapters").
 
-HOST-* and PREP-013..PREP-016.  v1 discovery filters only the id and cwd (case-insensitive
+HOST-002..HOST-005, HOST-009.  v1 discovery filters only the id and cwd (case-insensitive
 substring), excludes the target itself, ranks by cwd affinity (same cwd, then no cwd,
 then other cwds), and labels each candidate with the latest folded ``session/title``,
 falling back to the id.  Display strings escape external terminal controls while the
@@ -29,7 +29,7 @@ def display_text(text: str) -> str:
 
 
 def display_inline(text: str) -> str:
-    """``display_text`` for one-line fields: LF is escaped too, as ``\\x0a`` (HOST-003)."""
+    """``display_text`` for one-line fields: LF is escaped too, as ``\\x0a`` (HOST-004)."""
     return display_text(text).replace("\n", "\\x0a")
 
 
@@ -93,7 +93,7 @@ def list_candidates(
     query: str = "",
     limit: int = 50,
 ) -> list[Candidate]:
-    """PREP-013..PREP-016: filter, exclude self, rank by cwd, limit, label by title.
+    """HOST-002, HOST-003, HOST-009: filter, exclude self, rank by cwd, limit, label by title.
 
     Listing order is createdAt descending, ties by UTF-16 code-unit order of the id
     (D-49); ranking is a stable sort on top of it.

@@ -17,7 +17,7 @@ from dsh_conformance.model.errors import DshError, ErrorCode
 from dsh_conformance.model.retention import DEFAULT_MAX_REFERENCE_BYTES
 from dsh_conformance.model.session import is_safe_int
 
-#: The hard maximum number of references per message (PREP-004).
+#: The hard maximum number of references per message (PREP-003).
 MAX_REFERENCES: Final = 3
 DEFAULT_CANDIDATE_LIMIT: Final = 50
 
@@ -42,7 +42,7 @@ class ReferenceConfig:
 
     @classmethod
     def from_json(cls, data: object) -> ReferenceConfig:
-        """PREP-004, RET-001, D-41: defaults, positive safe integers, at most three."""
+        """PREP-003, PREP-012, RET-001, D-41: defaults, positive safe integers, at most three."""
         if data is None:
             data = {}
         if not isinstance(data, Mapping):

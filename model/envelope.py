@@ -1,6 +1,6 @@
 """The prepared context: one aggregated prompt-prefix HookContext per message.
 
-Seed 000 "Snapshot and projection", paragraph 3 (ENV-001..ENV-012).  The referenced
+Seed 000 "Snapshot and projection", paragraph 3 (ENV-001..ENV-011).  The referenced
 sessions' data objects are serialized as one tag-safe JSON array between
 ``<referenced-sessions>`` tags beneath a fixed untrusted-background warning; the context
 declares ``prompt-prefix`` placement and carries per-source retention metadata.  Key
@@ -28,7 +28,7 @@ PROMPT_PREFIX: Final = (
 )
 #: The closing tag, preceded by LF and not followed by anything (23 bytes).
 PROMPT_SUFFIX: Final = "\n</referenced-sessions>"
-#: The context's source and placement (ENV-003, ENV-004).
+#: The context's source and placement (ENV-004, ENV-010).
 CONTEXT_SOURCE: Final = {"kind": "plugin", "plugin": "session-reference"}
 PLACEMENT: Final = "prompt-prefix"
 META_KIND: Final = "session-reference"
@@ -36,12 +36,12 @@ META_VERSION: Final = 1
 
 
 def prompt_text(sources: Sequence[RetainedSource]) -> str:
-    """ENV-001, ENV-002: warning, opening tag, tag-safe JSON array, closing tag."""
+    """ENV-001, ENV-002, ENV-003: warning, opening tag, tag-safe JSON array, closing tag."""
     return PROMPT_PREFIX + stringify_tag_safe([s.data for s in sources]) + PROMPT_SUFFIX
 
 
 def reference_meta(source: RetainedSource, input_index: int) -> dict[str, Any]:
-    """One metadata record: three data fields, six stats, then ``inputIndex`` (ENV-007)."""
+    """One metadata record: three data fields, six stats, then ``inputIndex`` (ENV-006, ENV-008)."""
     return {
         "sessionId": source.data["sessionId"],
         "label": source.data["label"],
@@ -52,7 +52,7 @@ def reference_meta(source: RetainedSource, input_index: int) -> dict[str, Any]:
 
 
 def meta(sources: Sequence[RetainedSource]) -> dict[str, Any]:
-    """ENV-006: ``{kind: 'session-reference', version: 1, references: [...]}``."""
+    """ENV-005, ENV-008: ``{kind: 'session-reference', version: 1, references: [...]}``."""
     return {
         "kind": META_KIND,
         "version": META_VERSION,
@@ -61,7 +61,7 @@ def meta(sources: Sequence[RetainedSource]) -> dict[str, Any]:
 
 
 def hook_context(sources: Sequence[RetainedSource]) -> dict[str, Any]:
-    """ENV-005: the context object, keys in the order source, content, placement, meta."""
+    """ENV-004, ENV-010, ENV-011: the context object, keys in the order source, content, placement, meta."""
     return {
         "source": dict(CONTEXT_SOURCE),
         "content": [{"type": "text", "text": prompt_text(sources)}],

@@ -1,4 +1,4 @@
-"""Head/tail byte slicing of one text with an exact omission notice (RET-005..RET-008).
+"""Head/tail byte slicing of one text with an exact omission notice (RET-003, RET-006, RET-009).
 
 The seed's "dsh-retention head/tail slicing": keep at most ``head`` UTF-8 bytes from the
 start and ``tail`` from the end, cut back to character boundaries, and count every byte
@@ -84,7 +84,7 @@ class Cut:
 
 
 def head_tail_cut(data: bytes, head: int, tail: int) -> Cut:
-    """RET-005: the byte cut keeping at most *head* leading and *tail* trailing bytes."""
+    """RET-003: the byte cut keeping at most *head* leading and *tail* trailing bytes."""
     total = len(data)
     prefix = min(total, head)
     suffix = min(total - prefix, tail)

@@ -88,7 +88,7 @@ def _invalid_reference(message: str) -> DshError:
 def normalize_references(
     target_id: str, references: Sequence[object], max_references: int
 ) -> tuple[ReferenceInput, ...]:
-    """PREP-001..PREP-004, D-42: validate in input order, dedupe, then count.
+    """PREP-001..PREP-003, PREP-011, D-42: validate in input order, dedupe, then count.
 
     Each element must be an object with a string ``sessionId`` and, if present, a string
     ``label``; the target's own id is SELF_REFERENCE wherever it appears (checked before
@@ -149,7 +149,7 @@ def prepare(
     config: ReferenceConfig | None = None,
     cancel_at: Cancel = None,
 ) -> PrepareRun:
-    """PREP-001..PREP-012: prepare one message's references, all or nothing."""
+    """PREP-001..PREP-014: prepare one message's references, all or nothing."""
     config = config or ReferenceConfig()
     if not isinstance(content, list | tuple):
         raise DshError(ErrorCode.INVALID_ARGUMENT, "content must be an array of content blocks")
@@ -161,7 +161,7 @@ def prepare(
         return PrepareRun(accepted, [])  # D-43: nothing to read, nothing to cancel
     if cancel_at == "before":
         raise _cancelled()
-    # Every read starts before any settles (PREP-005): all outcomes are fixed up front.
+    # Every read starts before any settles (PREP-004): all outcomes are fixed up front.
     outcomes = [read(ref.session_id) for ref in refs]
     at, failed = settle(outcomes)
     if cancel_at is not None and cancel_at <= at:

@@ -3,7 +3,7 @@
 Seed 000 "Snapshot and projection", paragraph 2 (PROJ-*).  Kept: direct-user messages and
 user steering, completed assistant text, and checkpoint user messages carrying the compact
 marker.  A prompt that carries a model-hidden envelope contributes only its
-``displayContent`` (non-recursive, PROJ-004).  Everything else on the surface -- tool
+``displayContent`` (non-recursive, PROJ-003).  Everything else on the surface -- tool
 results, injected context, other plugins' user messages, reasoning blocks -- projects to
 nothing; shadowed nodes and log-only records never reach the surface at all (model/session).
 """
@@ -48,7 +48,7 @@ def _invalid(event: Event, what: str) -> DshError:
 
 
 def is_compact_checkpoint_source(source: object) -> bool:
-    """PROJ-003, D-30: ``source.kind == 'plugin' and source.plugin == 'compact'``.
+    """PROJ-002, PROJ-008, D-30: ``source.kind == 'plugin' and source.plugin == 'compact'``.
 
     Extra fields are ignored and ``surfaceOp`` is not consulted: the marker is part of the
     compaction capability contract, not of one backend's replace operation.
@@ -106,7 +106,7 @@ def _display(event: Event, data: Mapping[str, Any]) -> Sequence[Mapping[str, Any
 
 
 def display_content(event: Event) -> Sequence[Mapping[str, Any]]:
-    """``envelope.displayContent`` when the prompt has an envelope, else ``content`` (PROJ-004).
+    """``envelope.displayContent`` when the prompt has an envelope, else ``content`` (PROJ-003, PROJ-009).
 
     Only the envelope's own display content is read, never the baked prefix, so a target
     message that carried an earlier snapshot re-exports its direct prompt only.
@@ -125,7 +125,7 @@ _PROMPTS: Final = frozenset({"user/message", "steering/message"})
 
 
 def project_event(event: Event) -> ProjectedItem | None:
-    """The item one surface event projects to, or None (PROJ-001, PROJ-002, D-31)."""
+    """The item one surface event projects to, or None (PROJ-001, PROJ-004, PROJ-008, D-31)."""
     type_ = event.type
     if type_ == "assistant/message":
         text = _text(event, _blocks(event, _data(event).get("content"), "content"))
@@ -143,7 +143,7 @@ def project_event(event: Event) -> ProjectedItem | None:
 
 
 def project(surface: Iterable[Event]) -> tuple[ProjectedItem, ...]:
-    """PROJ-001..PROJ-007: project current surface events, in surface order."""
+    """PROJ-001..PROJ-006: project current surface events, in surface order."""
     items = []
     for event in surface:
         item = project_event(event)

@@ -5,7 +5,7 @@ serializer as the prompt, SER-006) is capped independently.  Phase 1 drops the o
 non-checkpoint messages, never a checkpoint and never the newest message; phase 2
 head/tail-slices the longest remaining text with an exact omission notice; when the fixed
 fields alone cannot fit, retention fails with BUDGET_EXCEEDED (the whole preparation
-fails, PREP-008).
+fails, RET-004, PREP-005).
 
 The algorithm is upstream's (research note A §4.3, D-33..D-38) and produces the same bytes,
 but its cost is not: upstream re-serializes the whole object for every dropped message.
@@ -76,7 +76,7 @@ _ITEM_FIXED: Final = {
 
 @frozen
 class RetentionStats:
-    """The six per-source statistics, in the metadata's key order (ENV-007)."""
+    """The six per-source statistics, in the metadata's key order (ENV-008, ENV-011)."""
 
     compacted: bool
     original_messages: int
@@ -184,7 +184,7 @@ def retain(
     max_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
     projected: tuple[ProjectedItem, ...] | None = None,
 ) -> RetainedSource:
-    """RET-001..RET-010: the capped data object of one source, or BUDGET_EXCEEDED."""
+    """RET-001..RET-011: the capped data object of one source, or BUDGET_EXCEEDED."""
     original = project(snapshot.events) if projected is None else projected
     fixed = jsstr.utf8_length(stringify_tag_safe(_data(snapshot, label, [])))
 

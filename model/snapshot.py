@@ -3,7 +3,7 @@
 Seed 000 "Decision", paragraph 3: ``readSurface(sessionId)`` loads one corpus observation,
 folds it with the canonical surface algorithm (model/session.py) and returns a detached
 header, capture seq and current nodes.  The snapshot is frozen: nothing that happens to
-the source afterwards can reach it (PREP-011).
+the source afterwards can reach it (PREP-008, D-47).
 """
 
 from __future__ import annotations
