@@ -61,7 +61,7 @@ def meta(sources: Sequence[RetainedSource]) -> dict[str, Any]:
 
 
 def hook_context(sources: Sequence[RetainedSource]) -> dict[str, Any]:
-    """ENV-004, ENV-010, ENV-011: the context object, keys in the order source, content, placement, meta."""
+    """ENV-004, ENV-010, ENV-011: the context, keys ordered source, content, placement, meta."""
     return {
         "source": dict(CONTEXT_SOURCE),
         "content": [{"type": "text", "text": prompt_text(sources)}],

@@ -106,7 +106,7 @@ def _display(event: Event, data: Mapping[str, Any]) -> Sequence[Mapping[str, Any
 
 
 def display_content(event: Event) -> Sequence[Mapping[str, Any]]:
-    """``envelope.displayContent`` when the prompt has an envelope, else ``content`` (PROJ-003, PROJ-009).
+    """PROJ-003, PROJ-009: ``envelope.displayContent`` if the prompt has one, else ``content``.
 
     Only the envelope's own display content is read, never the baked prefix, so a target
     message that carried an earlier snapshot re-exports its direct prompt only.
