@@ -10,9 +10,18 @@ effective prompt, accepted records never change (even when the caller mutates it
 afterwards), a blocked prompt leaves no user or context message, and replay equals the
 captured requests.
 
+Rules: ``configure`` (initial listener chain and script), ``send``/``steer``/
+``send_and_run``/``inject``/``send_hostile``/``cancel``/``dispose``/``listen``/``script``/
+``mutate_inputs`` (caller operations), and ``step``/``advance_to(point)``/``run`` (the driver,
+so a caller operation can land at a chosen micro-step such as right after ``turn-stop``).
+Beyond the per-event invariants, the machine tracks each record's fate: a record without a
+fate when ``cancel``/``dispose`` ran never reaches the log, and at rest every other record
+has one (unless a terminal stop or a throwing listener may have dropped it).
+
 Rule arguments are short names so a shrunk failure prints as a readable program, e.g.
-``state.send(recipe='prefix+separate')``; tools/add_inbox_regression.py turns that program
-into a permanent case in conformance/cases/inbox_regressions.json.
+``state.advance_to(point='turn-stop')`` then ``state.steer(recipe='prefix+separate')``;
+tools/add_inbox_regression.py turns that program into a permanent case in
+conformance/cases/inbox_regressions.json.
 """
 
 from __future__ import annotations
@@ -23,7 +32,13 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+)
 
 from dsh_conformance.adapters.client import Implementation, ImplementationError
 from dsh_conformance.conformance.agent_support import (
@@ -43,7 +58,7 @@ RECIPES: Final = (
     "meta-separate",
     "odd-placement",
 )
-LISTENERS: Final = {
+LISTENERS: Final[dict[str, dict[str, Any]]] = {
     "pass": {"kind": "pass"},
     "allow": {"kind": "allow"},
     "allow-content": {"kind": "allow", "content": text("ALLOWED")},
@@ -68,13 +83,13 @@ LISTENERS: Final = {
 PLAIN_RECIPES: Final = ("none", "separate", "meta-separate", "odd-placement")
 PLAIN_LISTENERS: Final = tuple(sorted(set(LISTENERS) - {"add-prefix"}))
 DROPS_CONTEXTS: Final = {"allow", "allow-content", "drop-contexts"}
-CHANGES_CONTENT: Final = {"allow-content", "rewrite"}
 SCRIPTS: Final = {
     "text": [{"text": "answer"}],
     "one-tool": [{"toolCalls": [{"name": "t", "arguments": {"q": 1}}]}],
     "two-tools": [{"toolCalls": [{"name": "t"}, {"name": "missing"}], "text": "calling"}],
     "error": [{"error": "model failed", "code": "E_MODEL"}],
 }
+POINTS: Final = ("claim", "submit", "model", "tool", "post-step", "turn-stop", "flush")
 HOSTILE: Final = ("NaN", "Infinity", "-0", "undefined", "cycle", "non-string-key", "bigint")
 OPTIONS: Final = {"tools": [{"name": "t", "description": "a scripted tool"}]}
 
@@ -130,6 +145,9 @@ class InboxMachine(RuleBasedStateMachine):
         self.pristine: dict[int, dict[str, Any]] = {}
         self.passed: list[Any] = []  # the very objects handed to impl (mutated later)
         self.installed: list[str] = []
+        self.installed_at: dict[int, tuple[str, ...]] = {}  # turn -> listeners when submitted
+        self.steered: set[int] = set()  # records accepted as steering
+        self.dropped: set[int] = set()  # records without a fate when cancel/dispose ran
         self.ops = 0
         self.both("agent.create", id=self.agent, options=OPTIONS)
 
@@ -160,15 +178,37 @@ class InboxMachine(RuleBasedStateMachine):
         args = {"content": content, "source": source, "contexts": contexts}
         before = self.read("agent.notifications")
         self.on_agent(verb, **args)
-        if len(self.read("agent.notifications")) > len(before):
+        after = self.read("agent.notifications")
+        if len(after) > len(before):
             self.pristine[n] = copy.deepcopy(args)
             self.passed.append(args)
+            if after[-1]["steering"]:
+                self.steered.add(n)
+
+    def unfated(self) -> set[int]:
+        return set(self.pristine) - fated(self.read("agent.log")["events"])
 
     # --- caller operations -----------------------------------------------------------------
+
+    @initialize(
+        listeners=st.lists(st.sampled_from(sorted(LISTENERS)), max_size=2),
+        script=st.sampled_from(sorted(SCRIPTS)),
+    )
+    def configure(self, listeners: list[str], script: str) -> None:
+        """Every program starts from a listener chain and a scripted first response."""
+        for name in listeners:
+            self.listen(name)
+        self.script(script)
 
     @rule(recipe=st.sampled_from(RECIPES))
     def send(self, recipe: str) -> None:
         self.message("agent.send", recipe)
+
+    @rule(recipe=st.sampled_from(RECIPES))
+    def send_and_run(self, recipe: str) -> None:
+        """The common host pattern in one rule: send, then drive the agent until idle."""
+        self.message("agent.send", recipe)
+        self.run()
 
     @rule(recipe=st.sampled_from(RECIPES))
     def steer(self, recipe: str) -> None:
@@ -195,9 +235,14 @@ class InboxMachine(RuleBasedStateMachine):
         after = (self.read("agent.state"), self.read("agent.notifications"), self.read("agent.log"))
         assert after == before, "a rejected message changed the agent"
 
+    # Rules without weights: throttled ones are enabled only on some operation counts, so
+    # cancel and dispose do not drop most records before anything interesting happens.
+    @precondition(lambda self: self.ops % 3 == 2)
     @rule(parent=st.booleans())
     def cancel(self, parent: bool) -> None:
+        pending = self.unfated()
         self.on_agent("agent.cancel", cause={"kind": "parent" if parent else "user"})
+        self.dropped |= pending
 
     @precondition(lambda self: len(self.installed) < 4)
     @rule(name=st.sampled_from(sorted(LISTENERS)))
@@ -207,6 +252,7 @@ class InboxMachine(RuleBasedStateMachine):
         self.installed.append(name)
         self.on_agent("agent.listen", listener=LISTENERS[name])
 
+    @precondition(lambda self: self.ops % 2 == 1)
     @rule(name=st.sampled_from(sorted(SCRIPTS)))
     def script(self, name: str) -> None:
         self.on_agent("agent.script", responses=SCRIPTS[name])
@@ -224,19 +270,38 @@ class InboxMachine(RuleBasedStateMachine):
 
     # --- the driver ----------------------------------------------------------------------
 
+    def note_submissions(self) -> None:
+        """Remember which listeners were installed when each turn's prompt was submitted."""
+        for submission in self.read("agent.submissions"):
+            self.installed_at.setdefault(submission["turn"], tuple(self.installed))
+
     @rule()
     def step(self) -> None:
         self.on_agent("agent.step")
+        self.note_submissions()
+
+    @rule(point=st.sampled_from(POINTS))
+    def advance_to(self, point: str) -> None:
+        """Step the driver until micro-step *point* has just run (or the agent is quiescent),
+        so the next caller operation lands exactly there (e.g. right after turn-stop)."""
+        for _ in range(200):
+            name = self.on_agent("agent.step")
+            if name is None or name["step"] in {point, None}:
+                break
+        self.note_submissions()
 
     @rule()
     def run(self) -> None:
         self.on_agent("agent.run")
+        self.note_submissions()
 
-    @precondition(lambda self: self.ops >= 12)
+    @precondition(lambda self: self.ops >= 12 and self.ops % 5 == 4)
     @rule()
     def dispose(self) -> None:
         """Terminal, so only late in a program (an early disposal makes the rest moot)."""
+        pending = self.unfated()
         self.on_agent("agent.dispose")
+        self.dropped |= pending
 
     # --- invariants ----------------------------------------------------------------------
 
@@ -254,15 +319,46 @@ class InboxMachine(RuleBasedStateMachine):
             assert ours == theirs, f"{op} differs from the reference"
 
     @invariant()
+    def records_share_fate(self) -> None:
+        """Dropped records never come back; at rest every other record has a fate; queued
+        and steering records are exactly what was accepted (INBOX-001, -003, -020, -021)."""
+        events = self.read("agent.log")["events"]
+        state = self.read("agent.state")
+        done = fated(events)
+        assert not (self.dropped & done), "a cancelled or disposed record reached the log"
+        for record in state["queued"] + state["steering"]:
+            n = int(record["source"]["plugin"].removeprefix("rec-"))
+            sent = self.pristine[n]
+            assert record == {k: sent[k] for k in ("content", "source", "contexts")}, (
+                "a retained record changed"
+            )
+        if state["status"] == "idle" and not state["queued"] and not state["steering"]:
+            unexplained = set(self.pristine) - done - self.dropped
+            if "turn-stop-once" in self.installed:
+                unexplained -= self.steered  # terminal discard
+            assert len(unexplained) <= self.installed.count("throw-once"), (
+                f"records {sorted(unexplained)} vanished without cancel, dispose or discard"
+            )
+
+    @invariant()
     def seed_invariants(self) -> None:
         check_invariants(
             self.read("agent.log")["events"],
             self.read("agent.requests"),
             self.read("agent.notifications"),
             self.pristine,
-            self.installed,
+            self.installed_at,
             self.agent,
         )
+
+
+def fated(events: list[dict[str, Any]]) -> set[int]:
+    """Records whose prompt reached the log (user/steering message or prompt/blocked)."""
+    out = set()
+    for event in events:
+        if event["type"] in {"user/message", "steering/message", "prompt/blocked"}:
+            out.add(int(event["data"]["source"]["plugin"].removeprefix("rec-")))
+    return out
 
 
 def check_invariants(
@@ -270,7 +366,7 @@ def check_invariants(
     requests: list[dict[str, Any]],
     notifications: list[dict[str, Any]],
     pristine: Mapping[int, Mapping[str, Any]],
-    installed: list[str],
+    installed_at: Mapping[int, tuple[str, ...]],
     agent_id: str,
 ) -> None:
     """The seed's inbox invariants, stated on plain JSON (no model code)."""
@@ -293,9 +389,13 @@ def check_invariants(
     assert turns == list(range(1, len(turns) + 1)), "turn numbers must be 1, 2, 3, …"
 
     prompt_at: dict[int, int] = {}
+    listeners_of: dict[int, tuple[str, ...]] = {}
     blocked: set[int] = set()
+    turn = 0
     for index, event in enumerate(events):
         data = event["data"]
+        if event["type"] == "turn/start":
+            turn = data["turn"]
         source = data.get("source") if isinstance(data, dict) else None
         plugin_name = source.get("plugin", "") if isinstance(source, dict) else ""
         if event["type"] in {"user/message", "steering/message", "prompt/blocked"}:
@@ -307,7 +407,9 @@ def check_invariants(
                 assert data["content"] == pristine[n]["content"], "prompt/blocked is un-rewritten"
                 continue
             prompt_at[n] = index
-            check_prompt_event(event, pristine[n], installed)
+            steering = event["type"] == "steering/message"
+            listeners_of[n] = () if steering else installed_at[turn]
+            check_prompt_event(event, pristine[n], listeners_of[n])
         if event["type"] == "context/message" and plugin_name.startswith("rec-"):
             n = int(plugin_name.split("/")[0].removeprefix("rec-"))
             assert "/pfx-" not in plugin_name, "a prefix context became a context message"
@@ -317,8 +419,7 @@ def check_invariants(
                 "separate contexts must follow their own prompt event"
             )
     for n, at in prompt_at.items():
-        steering = events[at]["type"] == "steering/message"
-        if steering or not set(installed) & DROPS_CONTEXTS:
+        if not set(listeners_of[n]) & DROPS_CONTEXTS:
             expected = [
                 {k: v for k, v in c.items() if k != "placement"}
                 for c in pristine[n]["contexts"]
@@ -333,13 +434,25 @@ def check_invariants(
             assert written == expected, "a message was written without all of its contexts"
 
 
+def effective_content(listeners: tuple[str, ...], content: Any) -> Any:
+    """The prompt content the listener chain admits (outermost first; once-kinds skipped).
+
+    Only called for a prompt that was admitted, so a block/throw listener it passed through
+    had already been used up; the first content-deciding listener settles it.
+    """
+    for name in listeners:
+        if name == "rewrite" or name == "allow-content":
+            return LISTENERS[name]["content"]
+        if name == "allow":
+            return content
+    return content
+
+
 def check_prompt_event(
-    event: Mapping[str, Any], sent: Mapping[str, Any], installed: list[str]
+    event: Mapping[str, Any], sent: Mapping[str, Any], listeners: tuple[str, ...]
 ) -> None:
     data = event["data"]
     content = data["content"]
-    steering = event["type"] == "steering/message"
-    listeners_apply = not steering and bool(installed)
     if "envelope" in data:
         envelope = data["envelope"]
         delimiters = [i for i, block in enumerate(content) if block == DELIM]
@@ -351,9 +464,10 @@ def check_prompt_event(
             assert name == "hook" or "/pfx-" in name, "only prefix contexts are baked"
     else:
         display = content
-    if not listeners_apply or not (set(installed) & CHANGES_CONTENT):
-        assert display == sent["content"], "displayContent is the effective prompt"
-    if not listeners_apply:
+    assert display == effective_content(listeners, sent["content"]), (
+        "displayContent is the effective prompt"
+    )
+    if not listeners:
         expected, _ = expected_prompt_data(sent["content"], sent["source"], sent["contexts"])
         assert {k: v for k, v in data.items() if k != "turn"} == expected, (
             "the prompt event is not the placement split of the accepted record"

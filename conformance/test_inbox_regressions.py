@@ -18,7 +18,8 @@ from dsh_conformance.conformance.inbox_machine import InboxMachine
 
 FORMAT = "dsh-agent-program/1"
 RULES = frozenset(
-    {"send", "steer", "inject", "send_hostile", "cancel", "listen", "script", "mutate_inputs"}
+    {"configure", "send", "steer", "inject", "send_hostile", "cancel", "listen", "script"}
+    | {"mutate_inputs", "send_and_run", "advance_to"}
     | {"step", "run", "dispose"}
 )
 

@@ -18,7 +18,7 @@ from dsh_conformance.conformance.inbox_machine import InboxMachine
 pytestmark = pytest.mark.capability("agent")
 
 SETTINGS = settings(
-    max_examples=60,
+    max_examples=100,
     stateful_step_count=30,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
