@@ -170,6 +170,24 @@ def is_sidechat_context(event: Mapping[str, Any]) -> bool:
     return bool(event["type"] == "context/message" and event["data"].get("source") == SIDECHAT)
 
 
+def meta_kind(event: Mapping[str, Any]) -> object:
+    meta = event["data"].get("meta")
+    return meta.get("kind") if isinstance(meta, Mapping) else None
+
+
+def is_framing(event: Mapping[str, Any]) -> bool:
+    """A sidechat context whose meta marks it as the advisor framing (decision D-94).
+
+    A side session that is itself forked from receives handbacks too (same source), so
+    the framing is told apart by ``meta.kind``.
+    """
+    return is_sidechat_context(event) and meta_kind(event) == "sidechat/framing"
+
+
+def is_handback(event: Mapping[str, Any]) -> bool:
+    return is_sidechat_context(event) and meta_kind(event) == "sidechat/handback"
+
+
 def sidechat_contexts(events: Events) -> list[Mapping[str, Any]]:
     return [e for e in events if is_sidechat_context(e)]
 
@@ -184,11 +202,11 @@ def framing_problems(child: JsonLog) -> list[str]:
     """AC-02: exactly one plugin-sourced framing context, the first appended surface event."""
     tail = appended(child)
     problems = []
-    framings = [e for e in tail if is_sidechat_context(e)]
+    framings = [e for e in tail if is_framing(e)]
     if len(framings) != 1:
-        problems.append(f"{len(framings)} sidechat contexts in the appended history (want 1)")
+        problems.append(f"{len(framings)} framing contexts in the appended history (want 1)")
     first = next((e for e in tail if "surfaceOp" in e), None)
-    if first is None or not is_sidechat_context(first):
+    if first is None or not is_framing(first):
         problems.append(f"first appended surface event is {first and first['type']!r}")
     elif first["data"]["source"].get("kind") != "plugin":
         problems.append("framing is not plugin-sourced")

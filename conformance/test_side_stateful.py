@@ -1,0 +1,385 @@
+"""SIDE-*: a stateful machine driving parents and their side sessions, in lockstep.
+
+Hypothesis interleaves operations on two root agents and the side sessions forked from
+them (and from each other): sends (text, tool batches, failing steps), steering,
+micro-steps, runs, cancellation, forks with and without framing, late framing, handback
+requests, merge-backs (valid and invalid caps, explicit texts, wrong parents), parent
+compaction, child disposal.  Every operation runs on the implementation under test and on
+the reference model; results, error codes, logs, requests and notifications must agree.
+
+Independently of the model (side_invariants.py), after every operation:
+- a child's seed is the parent's balanced completed-turn prefix at fork time and never
+  changes; the fork left the parent untouched; header stamps parentSession/seedLength;
+- a framed child has exactly one framing, the first surface event after its seed;
+- every request names its session and is the replay of its log position, and every child
+  request carries the parent's system prompt bytes;
+- each successful merge added exactly one capped sidechat context at a position the
+  replay reproduces, and failed operations changed no log;
+- no agent's own history, requests or notifications carry another agent's markers.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from dsh_conformance.adapters.client import Implementation, ImplementationError
+from dsh_conformance.conformance import side_invariants as inv
+
+pytestmark = [
+    pytest.mark.capability("side"),
+    pytest.mark.capability("agent"),
+    pytest.mark.req(
+        "SIDE-003",
+        "SIDE-004",
+        "SIDE-005",
+        "SIDE-008",
+        "SIDE-010",
+        "SIDE-015",
+        "SIDE-020",
+        "SIDE-024",
+        "SIDE-025",
+        "SIDE-026",
+        "SIDE-029",
+        "SIDE-031",
+        "SIDE-050",
+        "SIDE-051",
+        "SIDE-059",
+        "SIDE-061",
+        "SIDE-063",
+        "SIDE-065",
+    ),
+]
+
+OPTIONS: dict[str, Any] = {
+    "persona": "Project assistant in {{cwd}}.",
+    "tools": [{"name": "read_file"}, {"name": "write_file"}],
+}
+ROOTS = ("P", 'Q "界"')
+MAX_AGENTS = 6
+HEADING = "## Side-session handback\n\n"
+
+
+def dump(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+class SideMachine(RuleBasedStateMachine):
+    def __init__(self, impl: Implementation, oracle: Implementation) -> None:
+        super().__init__()
+        self.targets = (impl, oracle)
+        self.impl = impl
+        self.tags: dict[str, str] = {}
+        self.counter = 0
+        # child id -> {parent, seed (JSON events), system, framed}
+        self.children: dict[str, dict[str, Any]] = {}
+        self.disposed: set[str] = set()
+        # parent id -> list of (child, cap) of successful merges, in order
+        self.merges: dict[str, list[tuple[str, int]]] = {}
+
+    # --- plumbing ------------------------------------------------------------------------
+
+    def both(self, op: str, **args: Any) -> Any:
+        """Run *op* on both; results or error codes must agree; failures change no log."""
+        before = self.all_logs()
+        outcomes = []
+        for target in self.targets:
+            try:
+                outcomes.append(("ok", target.call(op, **args)))
+            except ImplementationError as exc:
+                outcomes.append(("error", exc.code))
+        assert outcomes[0] == outcomes[1], f"{op} {args}: {outcomes[0]} != {outcomes[1]}"
+        kind, value = outcomes[0]
+        if kind == "error":
+            assert self.all_logs() == before, f"failed {op} changed a log"
+            return ImplementationError(value, op)
+        return value
+
+    def all_logs(self) -> dict[str, str]:
+        return {a: dump(self.impl.call("agent.log", agent=a)) for a in self.tags}
+
+    def log(self, aid: str) -> dict[str, Any]:
+        result: dict[str, Any] = self.impl.call("agent.log", agent=aid)
+        return result
+
+    def marker(self, aid: str) -> str:
+        self.counter += 1
+        return f"\u27e6{self.tags[aid]}:{self.counter}\u27e7"
+
+    def live(self) -> list[str]:
+        return [a for a in self.tags if a not in self.disposed]
+
+    # --- rules ---------------------------------------------------------------------------
+
+    @initialize()
+    def create_roots(self) -> None:
+        for target in self.targets:
+            target.call("reset")
+        for n, root in enumerate(ROOTS):
+            self.both("agent.create", id=root, header={"cwd": "/workspace"}, options=OPTIONS)
+            self.tags[root] = f"R{n}"
+
+    @rule(data=st.data(), kind=st.sampled_from(["text", "text", "tools", "error"]))
+    def send(self, data: st.DataObject, kind: str) -> None:
+        aid = data.draw(st.sampled_from(list(self.tags)))
+        mark = self.marker(aid)
+        responses: list[dict[str, Any]] = {
+            "text": [{"text": f"answer {mark}"}],
+            "tools": [
+                {"toolCalls": [{"name": "read_file"}, {"name": "write_file"}]},
+                {"text": f"tools done {mark}"},
+            ],
+            "error": [{"error": f"failed {mark}"}],
+        }[kind]
+        self.both("agent.script", agent=aid, responses=responses)
+        self.both("agent.send", agent=aid, content=[{"type": "text", "text": f"ask {mark}"}])
+
+    @rule(data=st.data())
+    def steer(self, data: st.DataObject) -> None:
+        aid = data.draw(st.sampled_from(list(self.tags)))
+        mark = self.marker(aid)
+        self.both("agent.steer", agent=aid, content=[{"type": "text", "text": f"steer {mark}"}])
+
+    @rule(data=st.data(), count=st.integers(min_value=1, max_value=4))
+    def step(self, data: st.DataObject, count: int) -> None:
+        aid = data.draw(st.sampled_from(list(self.tags)))
+        for _ in range(count):
+            self.both("agent.step", agent=aid)
+
+    @rule(data=st.data())
+    def run(self, data: st.DataObject) -> None:
+        self.both("agent.run", agent=data.draw(st.sampled_from(list(self.tags))))
+
+    @rule(data=st.data())
+    def cancel(self, data: st.DataObject) -> None:
+        self.both("agent.cancel", agent=data.draw(st.sampled_from(list(self.tags))))
+
+    def advance(self, aid: str, steps: int) -> None:
+        """Give *aid* work with a tool batch and run it *steps* micro-steps into it."""
+        if steps and aid not in self.disposed:
+            mark = self.marker(aid)
+            self.both(
+                "agent.script",
+                agent=aid,
+                responses=[
+                    {"toolCalls": [{"name": "read_file"}, {"name": "write_file"}]},
+                    {"text": f"batch done {mark}"},
+                ],
+            )
+            self.both("agent.send", agent=aid, content=[{"type": "text", "text": f"go {mark}"}])
+            for _ in range(steps):
+                self.both("agent.step", agent=aid)
+
+    @precondition(lambda self: len(self.tags) < MAX_AGENTS)
+    @rule(
+        data=st.data(),
+        frame=st.sampled_from([True, True, False]),
+        advance=st.integers(min_value=0, max_value=7),
+    )
+    def fork(self, data: st.DataObject, frame: bool, advance: int) -> None:
+        source = data.draw(st.sampled_from(list(self.tags)))
+        self.advance(source, advance)
+        child = f"{source}/side {len(self.tags)}"
+        before = self.log(source)
+        system = self.impl.call("agent.system", agent=source)["system"]
+        result = self.both("side.fork", parent=source, child=child, frame=frame)
+        if isinstance(result, ImplementationError):
+            assert source in self.disposed
+            assert result.code == "DSH_AGENT_DISPOSED"
+            return
+        self.tags[child] = f"C{len(self.tags)}"
+        after_child = self.log(child)
+        assert inv.fork_problems(before, self.log(source), after_child, source) == []
+        length = after_child["header"]["seedLength"]
+        self.children[child] = {
+            "parent": source,
+            "seed": after_child["events"][:length],
+            "system": system,
+            "framed": frame,
+        }
+        assert result["seedLength"] == length
+
+    @precondition(lambda self: bool(self.children))
+    @rule(data=st.data())
+    def frame(self, data: st.DataObject) -> None:
+        child = data.draw(st.sampled_from(sorted(self.children)))
+        result = self.both("side.frame", child=child)
+        if not isinstance(result, ImplementationError):
+            self.children[child]["framed"] = True
+
+    @precondition(lambda self: bool(self.children))
+    @rule(
+        data=st.data(),
+        cap=st.sampled_from([None, 256, 300, 4096, 255]),
+        size=st.sampled_from([10, 200, 5000]),
+    )
+    def ask_handback(self, data: st.DataObject, cap: int | None, size: int) -> None:
+        child = data.draw(st.sampled_from(sorted(self.children)))
+        note = f"HB {self.marker(child)} " + "n" * size + " end"
+        self.both("agent.script", agent=child, responses=[{"text": note}])
+        args: dict[str, Any] = {"child": child}
+        if cap is not None:
+            args["cap"] = cap
+        self.both("side.askHandback", **args)
+
+    @precondition(lambda self: bool(self.children))
+    @rule(
+        data=st.data(),
+        cap=st.sampled_from([None, 256, 512, 4096, 512, 100, 70000]),
+        size=st.sampled_from([10, 600, 5000]),
+        advance=st.integers(min_value=0, max_value=7),
+    )
+    def ask_run_merge(self, data: st.DataObject, cap: int | None, size: int, advance: int) -> None:
+        """The whole merge-back flow, with the parent *advance* micro-steps into a turn."""
+        child = data.draw(st.sampled_from(sorted(self.children)))
+        note = f"HB {self.marker(child)} " + "m" * size + " end"
+        self.both("agent.script", agent=child, responses=[{"text": note}])
+        args: dict[str, Any] = {"child": child}
+        if cap is not None:
+            args["cap"] = cap
+        self.both("side.askHandback", **args)
+        self.both("agent.run", agent=child)
+        self.advance(self.children[child]["parent"], advance)
+        self.merge_back(data, cap, None, wrong_parent=False, child=child)
+
+    @precondition(lambda self: bool(self.children))
+    @rule(
+        data=st.data(),
+        cap=st.sampled_from([None, 256, 512, 4096, 100, 70000]),
+        explicit=st.sampled_from([None, None, 10, 300]),
+        wrong_parent=st.booleans(),
+    )
+    def merge_back(
+        self,
+        data: st.DataObject,
+        cap: int | None,
+        explicit: int | None,
+        wrong_parent: bool,
+        child: str | None = None,
+    ) -> None:
+        if child is None:
+            child = data.draw(st.sampled_from(sorted(self.children)))
+        parent = self.children[child]["parent"]
+        if wrong_parent:
+            parent = data.draw(st.sampled_from(list(self.tags)))
+        args: dict[str, Any] = {"parent": parent, "child": child}
+        if cap is not None:
+            args["cap"] = cap
+        if explicit is not None:
+            args["text"] = f"EX {self.marker(child)} " + "e" * explicit
+        before = self.log(parent)
+        result = self.both("side.mergeBack", **args)
+        if isinstance(result, ImplementationError):
+            return
+        assert parent == self.children[child]["parent"]
+        limit = 4096 if cap is None else cap
+        self.merges.setdefault(parent, []).append((child, limit))
+        assert inv.utf8_len(result["text"]) <= limit
+        assert result["text"].startswith(HEADING)
+        after = self.log(parent)
+        assert after["events"][: len(before["events"])] == before["events"]
+        new = after["events"][len(before["events"]) :]
+        if result["deferred"]:
+            assert new == []
+            return
+        assert [e["type"] for e in new] in (
+            ["context/message"],
+            ["turn/start", "context/message", "turn/end"],
+        )
+        context = inv.sidechat_contexts(new)
+        assert len(context) == 1
+        assert context[0]["seq"] == result["seq"]
+        assert inv.text_of(context[0]["data"]["content"]) == result["text"]
+
+    @rule(data=st.data(), summary=st.sampled_from(["short", "a longer summary"]))
+    def compact(self, data: st.DataObject, summary: str) -> None:
+        aid = data.draw(st.sampled_from(list(self.tags)))
+        self.both("side.compact", agent=aid, summary=f"{summary} {self.marker(aid)}")
+
+    @precondition(lambda self: len(self.children) > len(self.disposed & set(self.children)))
+    @rule(data=st.data())
+    def dispose_child(self, data: st.DataObject) -> None:
+        child = data.draw(st.sampled_from(sorted(set(self.children) - self.disposed)))
+        self.both("agent.dispose", agent=child)
+        self.disposed.add(child)
+
+    # --- invariants ----------------------------------------------------------------------
+
+    @invariant()
+    def lockstep(self) -> None:
+        for aid in self.tags:
+            for op in ("agent.log", "agent.requests", "agent.notifications", "agent.state"):
+                a, b = (t.call(op, agent=aid) for t in self.targets)
+                assert dump(a) == dump(b), f"{op} of {aid!r} differs from the reference model"
+
+    @invariant()
+    def children_keep_their_seed_and_framing(self) -> None:
+        for child, info in self.children.items():
+            session = self.log(child)
+            length = session["header"]["seedLength"]
+            assert session["header"]["parentSession"] == info["parent"]
+            assert session["events"][:length] == info["seed"]
+            if info["framed"]:
+                assert inv.framing_problems(session) == []
+            for request in self.impl.call("agent.requests", agent=child):
+                assert request["system"] == info["system"]
+
+    @invariant()
+    def requests_replay_their_logs(self) -> None:
+        for aid in self.tags:
+            requests = self.impl.call("agent.requests", agent=aid)
+            assert inv.request_problems(requests, self.log(aid)) == []
+
+    @invariant()
+    def merges_are_single_capped_contexts(self) -> None:
+        for parent, merges in self.merges.items():
+            session = self.log(parent)
+            handbacks = [e for e in session["events"] if inv.is_handback(e)]
+            in_batch = self.impl.call("agent.state", agent=parent)["toolBatch"]
+            if in_batch:
+                assert len(handbacks) <= len(merges)
+            else:
+                assert len(handbacks) == len(merges)
+            for event, (child, cap) in zip(handbacks, merges, strict=False):
+                assert event["data"]["meta"]["sessionId"] == child
+                assert inv.utf8_len(inv.text_of(event["data"]["content"])) <= cap
+        for aid in self.tags:
+            types = [e["type"] for e in self.log(aid)["events"]]
+            assert not [t for t in types if t.startswith("sidechat/")]
+
+    @invariant()
+    def no_cross_talk(self) -> None:
+        for aid in self.tags:
+            session = self.log(aid)
+            start = session["header"].get("seedLength") or 0 if aid in self.children else 0
+            own = [e for e in session["events"][start:] if not inv.is_handback(e)]
+            notifications = self.impl.call("agent.notifications", agent=aid)
+            assert all(n["agent"] == aid for n in notifications)
+            text = dump(own) + dump(notifications)
+            for other, tag in self.tags.items():
+                if other != aid:
+                    assert f"\u27e6{tag}:" not in text, f"{other!r} leaked into {aid!r}"
+
+
+def test_side_sessions_stateful(impl: Implementation, oracle: Implementation) -> None:
+    run_state_machine_as_test(
+        lambda: SideMachine(impl, oracle),
+        settings=settings(
+            max_examples=30,
+            stateful_step_count=40,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+        ),
+    )
