@@ -224,7 +224,8 @@ def run(
             report_dir.mkdir(parents=True, exist_ok=True)
         record_path = (report_dir or Path(tmp)) / "record.jsonl"
         err.print(f"[dim]dsh-conformance: {adapter} (seed {options.seed})[/dim]", markup=True)
-        status = runner.run(options, record_path, plugins=[_Progress(err)])
+        log = report_dir / "pytest.log" if report_dir is not None else None
+        status = runner.run(options, record_path, plugins=[_Progress(err)], log=log)
         _finish_run(status, record_path, report_dir, fmt, out, err)
 
 

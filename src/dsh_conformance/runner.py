@@ -8,6 +8,8 @@ out as ``conformance/<file>::<test>`` on every install.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import secrets
 import tempfile
 from collections.abc import Sequence
@@ -72,8 +74,9 @@ def _setup(workdir: Path) -> list[str]:
         "--import-mode=importlib",
         "-p",
         "no:cacheprovider",
-        "-p",
-        "no:terminal",
+        "-qq",
+        "--no-header",
+        "--no-summary",
     ]
 
 
@@ -105,13 +108,26 @@ def pytest_args(options: RunOptions, record: Path, workdir: Path) -> list[str]:
     return args + list(options.extra)
 
 
-def run(options: RunOptions, record: Path, plugins: Sequence[Any] = ()) -> int:
-    """Run the suite; return pytest's exit status.  Results are in *record*."""
+def run(
+    options: RunOptions, record: Path, plugins: Sequence[Any] = (), log: Path | None = None
+) -> int:
+    """Run the suite; return pytest's exit status.  Results are in *record*.
+
+    pytest's own terminal output (kept: assertion explanations need its writer) goes to
+    *log* instead of stdout, which belongs to the CLI's data.
+    """
     from dsh_conformance import pytest_plugin
 
     pytest_plugin.register_profiles()
-    with tempfile.TemporaryDirectory(prefix="dsh-run-") as tmp:
-        return int(pytest.main(pytest_args(options, record, Path(tmp)), plugins=list(plugins)))
+    output = io.StringIO()
+    try:
+        with tempfile.TemporaryDirectory(prefix="dsh-run-") as tmp:
+            args = pytest_args(options, record, Path(tmp))
+            with contextlib.redirect_stdout(output):
+                return int(pytest.main(args, plugins=list(plugins)))
+    finally:
+        if log is not None:
+            log.write_text(output.getvalue(), encoding="utf-8")
 
 
 @frozen
@@ -148,7 +164,8 @@ def collect(spec_profile: str = "seed") -> list[CollectedTest]:
     collector = _Collector()
     with tempfile.TemporaryDirectory(prefix="dsh-collect-") as tmp:
         args = [*_setup(Path(tmp)), "--collect-only", "--dsh-spec-profile", spec_profile]
-        status = pytest.main(args, plugins=[collector])
+        with contextlib.redirect_stdout(io.StringIO()):
+            status = pytest.main(args, plugins=[collector])
     if status not in (0, 5):
         from dsh_conformance.errors import HarnessError
 
