@@ -20,3 +20,16 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
         line = {"nodeid": item.nodeid, "reqs": reqs, "outcome": report.outcome}
         with open(os.environ["REQ_OUTCOMES"], "a", encoding="utf-8") as out:
             out.write(json.dumps(line) + "\n")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config: pytest.Config) -> None:
+    """Find failures but do not shrink them: this run only asks *which* tests fail."""
+    from hypothesis import Phase, settings
+
+    settings.register_profile(
+        "req-outcomes",
+        parent=settings.get_profile("ci"),
+        phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    )
+    settings.load_profile("req-outcomes")
