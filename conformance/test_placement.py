@@ -358,3 +358,23 @@ def test_a_prepared_reference_reaches_the_model_as_one_prefixed_user_message(
     assert prefix["source"] == plugin("session-reference")
     assert prefix["meta"]["references"][0]["sessionId"] == "source-session"
     assert prefix["meta"]["references"][0]["compacted"] is True
+
+
+@pytest.mark.req("ENV-058")
+def test_a_compacted_seed_replays_its_current_surface(impl: Implementation) -> None:
+    """V-20: a target whose own history was compacted asks the model for its current surface."""
+    from dsh_conformance.conformance.keyless import source_session
+
+    seed = source_session()["events"]
+    agent = new_agent(impl, seed=seed)
+    agent.call("agent.send", content=text("And now?"))
+    agent.run()
+    (request,) = agent.requests()
+    assert "SHADOWED OLD" not in repr(request)
+    assert [m["content"][0]["text"] for m in request["messages"]] == [
+        "<compacted-summary>Retained checkpoint.</compacted-summary>",
+        "Recent retained question.",
+        "And now?",
+    ]
+    assert replay(agent.events(), agent.id) == [request]
+    assert of_type(agent.events(), "turn/start")[-1]["data"]["turn"] == 2
