@@ -221,7 +221,9 @@ class SubprocessAdapter:
         process = _Process(self.argv, self.cwd, self.env, self.max_reply_bytes)
         self._process = process
         request = wire.handshake_request(0)
-        reply = self._exchange([("handshake", request)], self.startup_timeout or self.timeout)[0]
+        # Starting a runtime takes longer than answering a call: never less than 30 s.
+        startup = self.startup_timeout or max(self.timeout, 30.0)
+        reply = self._exchange([("handshake", request)], startup)[0]
         if "error" in reply:
             self._drop()
             error = reply["error"]

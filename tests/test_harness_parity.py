@@ -1,0 +1,47 @@
+"""Wire fidelity: the whole suite reports identically against the reference model
+in-process and behind the stdio protocol (decision D-129).
+
+Lone-surrogate ids, key order, numbers and typed errors all cross the pipe here; any
+loss shows up as a test whose outcome or message differs between the two records.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from harness_cli import cli, complete, served  # noqa: E402
+
+from dsh_conformance.record import RunRecord, load_record  # noqa: E402
+
+
+def run(tmp_path: Path, adapter: str) -> RunRecord:
+    out = tmp_path / adapter.split(":")[0]
+    done = cli("run", "--adapter", adapter, "--report-dir", str(out), "--seed", "0",
+               "--hypothesis-profile", "dev", timeout=900)
+    record = load_record(out / "record.jsonl")
+    complete(record)
+    assert done.returncode in (0, 1), done.stderr
+    return record
+
+
+def comparable(record: RunRecord) -> dict[str, tuple[str, str]]:
+    return {t.nodeid: (str(t.outcome), t.message) for t in record.tests}
+
+
+def test_in_process_and_subprocess_reports_are_identical(tmp_path: Path) -> None:
+    in_process = run(tmp_path, "reference")
+    over_the_pipe = run(tmp_path, served())
+    assert over_the_pipe.header["adapter"]["transport"] == "subprocess"
+    assert in_process.header["adapter"]["implementation"] == (
+        over_the_pipe.header["adapter"]["implementation"]
+    )
+    assert in_process.header["selected"] == over_the_pipe.header["selected"]
+    left, right = comparable(in_process), comparable(over_the_pipe)
+    differing = {k: (left.get(k), right.get(k)) for k in left.keys() | right.keys()
+                 if left.get(k) != right.get(k)}
+    assert not differing, differing
+    # The suite does send lone surrogates over the wire (decision D-14).
+    assert any("\\ud800" in t.nodeid or "lone" in t.nodeid for t in in_process.tests)
+    assert over_the_pipe.footer is not None and over_the_pipe.footer["restarts"] == 0
