@@ -333,15 +333,15 @@ def report(records: Sequence[str], fmt: str, output: Path | None, title: str) ->
 @handles_errors
 def diff(old: str, new: str, fmt: str) -> None:
     """Compare two run records; exit 1 when NEW has failures OLD did not."""
-    from dsh_conformance.model import jsstr
     from dsh_conformance.record import load_record
     from dsh_conformance.reporting.diff import diff as compute
+    from dsh_conformance.reporting.escape import json_text
     from dsh_conformance.reporting.diff import render_markdown
 
     before, after = load_record(old), load_record(new)
     result = compute(before, after)
     if fmt == "json":
-        click.echo(jsstr.stringify(result.to_json()))
+        click.echo(json_text(result.to_json()))
     else:
         click.echo(render_markdown(result, before, after), nl=False)
     if result.regressed:

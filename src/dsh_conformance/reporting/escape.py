@@ -43,3 +43,15 @@ def for_markdown_cell(text: str, limit: int = 160) -> str:
     one = printable(text, keep_newlines=False).replace("|", "\\|")
     one = html.escape(one, quote=False).replace("`", "'")
     return one if len(one) <= limit else one[: limit - 1] + "…"
+
+
+#: Characters JSON may carry raw but a terminal or a text viewer may act on.
+_JSON_UNSAFE: Final = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def json_text(value: object) -> str:
+    """``JSON.stringify`` with C1 controls, DEL and bidi characters as ``\\uXXXX`` escapes:
+    the same JSON value, but safe to print or ``cat``."""
+    from dsh_conformance.model import jsstr
+
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", jsstr.stringify(value))

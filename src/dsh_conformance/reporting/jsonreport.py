@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from dsh_conformance.model import jsstr
 from dsh_conformance.record import RunRecord
+from dsh_conformance.reporting.escape import json_text
 from dsh_conformance.reporting.summary import compliance, requirement_rows
 
 
@@ -32,4 +32,4 @@ def build(record: RunRecord) -> dict[str, Any]:
 
 
 def render(record: RunRecord) -> str:
-    return jsstr.stringify(build(record)) + "\n"
+    return json_text(build(record)) + "\n"
