@@ -131,12 +131,12 @@ def plan_fork(parent: SessionHeader, events: Sequence[Event], child_id: str) -> 
 
     The seed is a copy of the prefix events (``Event`` values are immutable, so sharing is
     copying); the header stamps parentSession and seedLength (0 included) and keeps cwd.
+    ``createdAt`` is the model's deterministic clock (0), not the parent's.
     """
     length = balanced_prefix_length(events)
     seed = tuple(events[:length])
     header = SessionHeader(
         id=child_id,
-        created_at=parent.created_at,
         cwd=parent.cwd,
         parent_session=parent.id,
         seed_length=length,
