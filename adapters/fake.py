@@ -29,7 +29,6 @@ import json
 import os
 import re
 import sys
-import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -151,8 +150,11 @@ class FakeServer(Server):
                 sys.stderr.flush()
             if kind == "crash":
                 os._exit(int(fault.param or 3))
-            while True:
-                time.sleep(3600)
+            # Hang: never answer, but leave when the harness closes stdin (or dies), so a
+            # killed harness leaves no orphan behind.
+            while os.read(self.stdin_fd, 1 << 16):
+                pass
+            os._exit(0)
         if kind == "flood-stderr":
             size = int(fault.param or 1 << 20)
             line = b"fake adapter: flooding stderr " + b"." * 70 + b"\n"

@@ -124,7 +124,7 @@ def test_a_killed_run_keeps_every_finished_result(tmp_path: Path) -> None:
             time.sleep(0.1)
         time.sleep(0.5)
     finally:
-        process.kill()
+        process.kill()  # the adapter sees its stdin close and leaves (no orphan)
         process.wait()
     record = load_record(record_path)
     assert record.truncated
