@@ -63,7 +63,9 @@ class _Process:
             raise AdapterFault(
                 "crash", f"cannot start {shlex.join(argv)!r}: {exc.strerror or exc}"
             ) from exc
-        assert self.popen.stdin and self.popen.stdout and self.popen.stderr
+        assert self.popen.stdin
+        assert self.popen.stdout
+        assert self.popen.stderr
         self.stdin: IO[bytes] = self.popen.stdin
         self.lines: queue.SimpleQueue[tuple[str, bytes]] = queue.SimpleQueue()
         self.max_reply_bytes = max_reply_bytes

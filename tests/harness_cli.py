@@ -50,9 +50,19 @@ def run_record(
 ) -> tuple[subprocess.CompletedProcess[str], RunRecord]:
     """``run`` into tmp_path/out and read the record back."""
     out = tmp_path / "out"
-    done = cli("run", "--adapter", adapter, "--report-dir", str(out), "--seed", "7",
-               "--hypothesis-profile", "dev", *extra,
-               env=env)
+    done = cli(
+        "run",
+        "--adapter",
+        adapter,
+        "--report-dir",
+        str(out),
+        "--seed",
+        "7",
+        "--hypothesis-profile",
+        "dev",
+        *extra,
+        env=env,
+    )
     return done, load_record(out / "record.jsonl")
 
 

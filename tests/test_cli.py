@@ -10,11 +10,11 @@ import pytest
 from click.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parent))
-from harness_cli import cli, fake, served  # noqa: E402
+from harness_cli import cli, fake, served
 
-from dsh_conformance.cli import main  # noqa: E402
-from dsh_conformance.outcomes import Outcome  # noqa: E402
-from dsh_conformance.record import RecordWriter, TestResult  # noqa: E402
+from dsh_conformance.cli import main
+from dsh_conformance.outcomes import Outcome
+from dsh_conformance.record import RecordWriter, TestResult
 
 
 def invoke(*args: str) -> tuple[int, str, str]:
@@ -24,11 +24,18 @@ def invoke(*args: str) -> tuple[int, str, str]:
 
 def record(path: Path, *outcomes: str, footer: bool = True) -> Path:
     writer = RecordWriter(path)
-    writer.header({"spec_profile": "seed", "adapter": {"name": "x"},
-                   "filters": {"requirements": ["URI-*"]}, "selected": len(outcomes)})
+    writer.header(
+        {
+            "spec_profile": "seed",
+            "adapter": {"name": "x"},
+            "filters": {"requirements": ["URI-*"]},
+            "selected": len(outcomes),
+        }
+    )
     for index, outcome in enumerate(outcomes):
-        writer.test(TestResult(f"conformance/test_uri.py::t{index}", Outcome(outcome),
-                               ("URI-001",)))
+        writer.test(
+            TestResult(f"conformance/test_uri.py::t{index}", Outcome(outcome), ("URI-001",))
+        )
     if footer:
         writer.footer({"status": "complete"})
     writer.close()
@@ -38,7 +45,9 @@ def record(path: Path, *outcomes: str, footer: bool = True) -> Path:
 def test_run_with_no_arguments_targets_the_reference_model(tmp_path: Path) -> None:
     done = cli("run", "--requirement", "URI-00[12]", "--seed", "3")
     assert done.returncode == 0, done.stderr
-    assert "URI-001" in done.stdout and "URI-002" in done.stdout and "pass" in done.stdout
+    assert "URI-001" in done.stdout
+    assert "URI-002" in done.stdout
+    assert "pass" in done.stdout
     assert "URI-003" not in done.stdout  # filtered runs list only cited requirements
     assert "seed 3" in done.stderr  # people-facing lines go to stderr
 
@@ -52,25 +61,35 @@ def test_run_json_output_and_report_dir(tmp_path: Path) -> None:
     assert data["header"]["hypothesis"]["seed"] is not None  # every run is seeded
     assert {r["id"] for r in data["requirements"]} == {"SER-005"}
     assert {p.name for p in out.iterdir()} >= {
-        "record.jsonl", "report.md", "junit.xml", "report.html", "report.json", "pytest.log"}
+        "record.jsonl",
+        "report.md",
+        "junit.xml",
+        "report.html",
+        "report.json",
+        "pytest.log",
+    }
 
 
 def test_run_reports_an_unknown_adapter_with_a_code() -> None:
     done = cli("run", "--adapter", "nonsense", "-r", "URI-001")
     assert done.returncode == 70
-    assert "adapter-unavailable" in done.stderr and "known adapter kinds" in done.stderr
+    assert "adapter-unavailable" in done.stderr
+    assert "known adapter kinds" in done.stderr
 
 
 def test_run_with_nothing_selected() -> None:
     done = cli("run", "-r", "NOPE-*")
-    assert done.returncode == 5 and "nothing-selected" in done.stderr
+    assert done.returncode == 5
+    assert "nothing-selected" in done.stderr
 
 
 def test_smoke_passes_for_sound_adapters() -> None:
     for adapter in ("reference", served()):
         status, out, _ = invoke("smoke", "--adapter", adapter)
         assert status == 0, out
-        assert "handshake" in out and "lone surrogate" in out and "fail" not in out
+        assert "handshake" in out
+        assert "lone surrogate" in out
+        assert "fail" not in out
 
 
 @pytest.mark.parametrize("fault", ["garbage:uri.encode", "error:uri.encode", "bad-protocol"])
@@ -83,42 +102,52 @@ def test_smoke_blames_broken_adapters(fault: str) -> None:
 def test_adapters_lists_the_built_ins() -> None:
     status, out, _ = invoke("adapters")
     assert status == 0
-    assert "reference" in out and "subprocess" in out and "python" in out
+    assert "reference" in out
+    assert "subprocess" in out
+    assert "python" in out
 
 
 def test_summary_exit_status_follows_the_run(tmp_path: Path) -> None:
     assert invoke("summary", str(record(tmp_path / "ok.jsonl", "pass", "unsupported")))[0] == 0
     assert invoke("summary", str(record(tmp_path / "bad.jsonl", "pass", "crash")))[0] == 1
     status, out, _ = invoke("summary", str(record(tmp_path / "cut.jsonl", "pass", footer=False)))
-    assert status == 1 and "TRUNCATED" in out
+    assert status == 1
+    assert "TRUNCATED" in out
 
 
 def test_summary_of_garbage_is_a_typed_error(tmp_path: Path) -> None:
     path = tmp_path / "x.jsonl"
     path.write_text("hello\n")
     status, _, err = invoke("summary", str(path))
-    assert status == 65 and "record-not-json" in err
+    assert status == 65
+    assert "record-not-json" in err
 
 
 def test_report_and_diff(tmp_path: Path) -> None:
     old = record(tmp_path / "old.jsonl", "pass", "pass")
     new = record(tmp_path / "new.jsonl", "pass", "fail")
     status, out, _ = invoke("report", str(old), str(new), "--format", "html")
-    assert status == 0 and out.startswith("<!doctype html>") and out.count("<th>") == 3
+    assert status == 0
+    assert out.startswith("<!doctype html>")
+    assert out.count("<th>") == 3
     status, out, _ = invoke("report", str(new), "--format", "junit")
-    assert status == 0 and "<testsuites>" in out
+    assert status == 0
+    assert "<testsuites>" in out
     status, out, _ = invoke("diff", str(old), str(new))
-    assert status == 1 and "New failures" in out
+    assert status == 1
+    assert "New failures" in out
     assert invoke("diff", str(new), str(old))[0] == 0
 
 
 def test_spec_shows_seed_sentence_decisions_and_tests() -> None:
     done = cli("spec", "URI-004")
     assert done.returncode == 0, done.stderr
-    assert "seed" in done.stdout and "D-5" in done.stdout
+    assert "seed" in done.stdout
+    assert "D-5" in done.stdout
     assert "conformance/test_uri.py::" in done.stdout
     unknown = cli("spec", "URI-999")
-    assert unknown.returncode == 2 and "unknown-requirement" in unknown.stderr
+    assert unknown.returncode == 2
+    assert "unknown-requirement" in unknown.stderr
 
 
 def test_coverage_lists_untested_musts() -> None:

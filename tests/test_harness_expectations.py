@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from harness_cli import cli, complete, outcomes, run_record  # noqa: E402
+from harness_cli import cli, complete, outcomes, run_record
 
-from dsh_conformance.adapters.expectations import (  # noqa: E402
+from dsh_conformance.adapters.expectations import (
     Entry,
     load_manifest,
     parse_manifest,
     render_manifest,
 )
-from dsh_conformance.errors import ManifestError  # noqa: E402
+from dsh_conformance.errors import ManifestError
 
 URI_ONLY = ("--requirement", "URI-*")
 PADDED = "python:fauxmplementations:padded"
@@ -32,15 +32,19 @@ def test_matching_by_requirement_test_id_prefix_and_file() -> None:
         {
             "expect": [
                 {"id": "URI-004", "status": "xfail", "reason": "padding"},
-                {"id": "conformance/test_uri.py::test_known", "status": "unsupported",
-                 "reason": "r"},
+                {
+                    "id": "conformance/test_uri.py::test_known",
+                    "status": "unsupported",
+                    "reason": "r",
+                },
                 {"id": "conformance/test_ser.py", "status": "xfail", "reason": "r"},
             ]
         }
     )
     assert manifest.match("conformance/test_x.py::t", ["URI-004"]).id == "URI-004"  # type: ignore[union-attr]
     hit = manifest.match("conformance/test_uri.py::test_known[a-b]", ["URI-004"])
-    assert hit is not None and hit.status == "unsupported"  # a test id beats a requirement id
+    assert hit is not None
+    assert hit.status == "unsupported"
     assert manifest.match("conformance/test_uri.py::test_known_other", []) is None
     assert manifest.match("conformance/test_ser.py::anything", []) is not None
     assert manifest.match("conformance/test_serx.py::anything", []) is None
@@ -51,10 +55,8 @@ def test_matching_by_requirement_test_id_prefix_and_file() -> None:
     [
         ({"expect": [{"id": "URI-004", "status": "maybe", "reason": "r"}]}, "invalid-manifest"),
         ({"expect": [{"id": "URI-004", "status": "xfail"}]}, "invalid-manifest"),
-        ({"expect": [{"id": "URI-004", "status": "xfail", "reason": "r"}] * 2},
-         "duplicate-entry"),
-        ({"expect": [{"id": "URI-999", "status": "xfail", "reason": "r"}]},
-         "unknown-requirement"),
+        ({"expect": [{"id": "URI-004", "status": "xfail", "reason": "r"}] * 2}, "duplicate-entry"),
+        ({"expect": [{"id": "URI-999", "status": "xfail", "reason": "r"}]}, "unknown-requirement"),
     ],
 )
 def test_bad_manifests_are_typed_errors(data: dict, code: str) -> None:  # type: ignore[type-arg]
@@ -65,7 +67,7 @@ def test_bad_manifests_are_typed_errors(data: dict, code: str) -> None:  # type:
 
 def test_render_round_trips_through_toml(tmp_path: Path) -> None:
     entries = [
-        Entry("conformance/test_uri.py::test_x[\"\\\n]", "xfail", 'quote " and \\ and \x1b'),
+        Entry('conformance/test_uri.py::test_x["\\\n]', "xfail", 'quote " and \\ and \x1b'),
         Entry("URI-001", "unsupported", "r", "https://example.test/1"),
     ]
     path = write(tmp_path / "m.toml", render_manifest(entries, adapter="x", comment="c\nd"))
@@ -75,7 +77,9 @@ def test_render_round_trips_through_toml(tmp_path: Path) -> None:
 
 
 def test_xfail_turns_known_failures_green(tmp_path: Path) -> None:
-    manifest = write(tmp_path / "m.toml", """
+    manifest = write(
+        tmp_path / "m.toml",
+        """
 [[expect]]
 id = "URI-001"
 status = "xfail"
@@ -96,18 +100,22 @@ reason = "differs from the reference model"
 id = "JS-001"
 status = "xfail"
 reason = "round trips use the padded form"
-""")
+""",
+    )
     done, record = run_record(tmp_path, PADDED, *URI_ONLY, "--expectations", str(manifest))
     complete(record)
     counts = outcomes(record)
-    assert counts.get("xfail", 0) > 0 and "fail" not in counts, counts
+    assert counts.get("xfail", 0) > 0, counts
+    assert "fail" not in counts, counts
     xfailed = [t for t in record.tests if t.outcome == "xfail"]
     assert all(t.detail in {"fail", "error"} and t.expectation for t in xfailed)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_unexpected_pass_and_stale_entries_fail_the_run(tmp_path: Path) -> None:
-    manifest = write(tmp_path / "m.toml", """
+    manifest = write(
+        tmp_path / "m.toml",
+        """
 [[expect]]
 id = "URI-003"
 status = "xfail"
@@ -122,7 +130,8 @@ reason = "nor this"
 id = "conformance/test_uri.py::test_that_does_not_exist"
 status = "xfail"
 reason = "stale"
-""")
+""",
+    )
     done, record = run_record(tmp_path, "reference", *URI_ONLY, "--expectations", str(manifest))
     complete(record)
     assert done.returncode == 1
@@ -130,38 +139,43 @@ reason = "stale"
     problems = {(p["id"], p["kind"]) for p in record.expectation_problems}
     assert ("URI-003", "unexpected-pass") in problems
     assert ("conformance/test_uri.py::test_that_does_not_exist", "stale") in problems
-    assert "unexpected-pass" in done.stdout and "stale" in done.stdout
+    assert "unexpected-pass" in done.stdout
+    assert "stale" in done.stdout
 
 
 def test_unsupported_entries_skip_before_running(tmp_path: Path) -> None:
-    manifest = write(tmp_path / "m.toml", """
+    manifest = write(
+        tmp_path / "m.toml",
+        """
 [[expect]]
 id = "conformance/test_uri.py"
 status = "unsupported"
 reason = "no URI decoding in this implementation"
-""")
-    done, record = run_record(tmp_path, PADDED, *URI_ONLY, "--expectations", str(manifest))
+""",
+    )
+    _done, record = run_record(tmp_path, PADDED, *URI_ONLY, "--expectations", str(manifest))
     from_file = [t for t in record.tests if t.nodeid.startswith("conformance/test_uri.py")]
-    assert from_file and all(t.outcome == "unsupported" for t in from_file)
+    assert from_file
+    assert all(t.outcome == "unsupported" for t in from_file)
     assert all("no URI decoding" in t.message for t in from_file)
 
 
 def test_write_expectations_then_rerun_is_green(tmp_path: Path) -> None:
     generated = tmp_path / "generated.toml"
-    first, _ = run_record(tmp_path / "a", PADDED, *URI_ONLY, "--write-expectations",
-                          str(generated))
+    first, _ = run_record(tmp_path / "a", PADDED, *URI_ONLY, "--write-expectations", str(generated))
     assert first.returncode == 1
     manifest = load_manifest(generated)
-    assert manifest.entries and all(e.status == "xfail" for e in manifest.entries)
-    second, record = run_record(tmp_path / "b", PADDED, *URI_ONLY, "--expectations",
-                                str(generated))
+    assert manifest.entries
+    assert all(e.status == "xfail" for e in manifest.entries)
+    second, record = run_record(tmp_path / "b", PADDED, *URI_ONLY, "--expectations", str(generated))
     assert second.returncode == 0, second.stdout
     assert "fail" not in outcomes(record)
 
 
 def test_bad_manifest_is_reported_before_running(tmp_path: Path) -> None:
-    manifest = write(tmp_path / "m.toml", '[[expect]]\nid = "URI-999"\nstatus = "xfail"\n'
-                     'reason = "r"\n')
+    manifest = write(
+        tmp_path / "m.toml", '[[expect]]\nid = "URI-999"\nstatus = "xfail"\nreason = "r"\n'
+    )
     done = cli("run", "--expectations", str(manifest), *URI_ONLY)
     assert done.returncode == 65
     assert "unknown-requirement" in done.stderr

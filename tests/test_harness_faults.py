@@ -13,7 +13,7 @@ import pytest
 from dsh_conformance.record import load_record
 
 sys.path.insert(0, str(Path(__file__).parent))
-from harness_cli import cli, complete, fake, outcomes, run_record  # noqa: E402
+from harness_cli import cli, complete, fake, outcomes, run_record
 
 #: A small, fast slice of the suite: the URI requirements.
 SLICE = ("--requirement", "URI-*")
@@ -53,10 +53,12 @@ def test_a_fault_costs_exactly_one_test(
     assert counts.get("pass") == len(record.tests) - 1, counts
     (victim,) = victims(record, outcome)
     assert words in victim.message
-    assert ESC not in victim.message and ESC not in victim.longrepr
+    assert ESC not in victim.message
+    assert ESC not in victim.longrepr
     assert done.returncode == 1, done.stderr
     expected_restarts = 0 if outcome == "error" else 1
-    assert record.footer is not None and record.footer["restarts"] == expected_restarts
+    assert record.footer is not None
+    assert record.footer["restarts"] == expected_restarts
 
 
 def test_stderr_floods_do_not_block(tmp_path: Path) -> None:
@@ -69,13 +71,21 @@ def test_stderr_floods_do_not_block(tmp_path: Path) -> None:
 
 
 def test_escape_sequences_never_reach_the_terminal_or_reports(tmp_path: Path) -> None:
-    done, record = run_record(tmp_path, fake("ansi:uri.encode@1", "garbage@9", state=tmp_path / "s.json"), *SLICE,
-                              "--timeout", "5")
+    done, record = run_record(
+        tmp_path,
+        fake("ansi:uri.encode@1", "garbage@9", state=tmp_path / "s.json"),
+        *SLICE,
+        "--timeout",
+        "5",
+    )
     complete(record)
-    assert outcomes(record).get("error") == 1 and outcomes(record).get("crash") == 1
+    assert outcomes(record).get("error") == 1
+    assert outcomes(record).get("crash") == 1
     out = tmp_path / "out"
     for text in (done.stdout, done.stderr, *(p.read_text() for p in out.iterdir())):
-        assert ESC not in text and "\x9b" not in text and "\x07" not in text
+        assert ESC not in text
+        assert "\x9b" not in text
+        assert "\x07" not in text
     assert "\\x1b[2J" in done.stdout  # shown, spelled out
     assert "[bold red]markup[/bold red]" in done.stdout  # printed literally, not as markup
 
@@ -92,7 +102,8 @@ def test_a_crash_loop_exhausts_the_restart_budget_and_still_records_everything(
         "crash",
         "pass",
     }
-    assert record.footer is not None and record.footer["restarts"] == 3
+    assert record.footer is not None
+    assert record.footer["restarts"] == 3
     assert any("restart budget exhausted" in t.message for t in record.tests)
     assert done.returncode == 1
     assert time.monotonic() - started < 60
@@ -106,15 +117,27 @@ def test_a_broken_handshake_aborts_with_a_typed_error(tmp_path: Path, fault: str
     assert "adapter-unavailable" in done.stderr
     record = load_record(out / "record.jsonl")
     assert record.tests == ()
-    assert record.footer is not None and record.footer["status"] == "aborted"
+    assert record.footer is not None
+    assert record.footer["status"] == "aborted"
 
 
 def test_a_killed_run_keeps_every_finished_result(tmp_path: Path) -> None:
     """The record is flushed per line: kill the harness mid-run, read what it finished."""
     out = tmp_path / "out"
     record_path = out / "record.jsonl"
-    argv = [sys.executable, "-m", "dsh_conformance.cli", "run", "--adapter",
-            fake("hang@40"), "--report-dir", str(out), "--timeout", "120", *SLICE]
+    argv = [
+        sys.executable,
+        "-m",
+        "dsh_conformance.cli",
+        "run",
+        "--adapter",
+        fake("hang@40"),
+        "--report-dir",
+        str(out),
+        "--timeout",
+        "120",
+        *SLICE,
+    ]
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from harness_cli import complete, run_record  # noqa: E402
+from harness_cli import complete, run_record
 
-from dsh_conformance.reporting.summary import requirement_rows  # noqa: E402
+from dsh_conformance.reporting.summary import requirement_rows
 
 AREAS = ("--capability", "uri", "--capability", "serialization", "--capability", "mention")
 
@@ -22,8 +22,11 @@ AREAS = ("--capability", "uri", "--capability", "serialization", "--capability",
         # Padding breaks the URI shape; canonical-only decoding and error codes still hold.
         ("padded", {"URI-001", "URI-004"}, {"URI-003", "URI-005", "SER-001", "SER-005"}),
         # A raw '<' breaks SER-001 (and the exact-bytes rule); URIs are untouched.
-        ("unescaped_lt", {"SER-001", "SER-003", "SER-004"},
-         {"SER-005", "SER-006", "URI-001", "URI-002", "URI-003", "URI-004", "URI-005"}),
+        (
+            "unescaped_lt",
+            {"SER-001", "SER-003", "SER-004"},
+            {"SER-005", "SER-006", "URI-001", "URI-002", "URI-003", "URI-004", "URI-005"},
+        ),
         # Lenient decoding breaks canonical-only decoding; encoding is still right.
         ("lenient", {"URI-003"}, {"URI-001", "URI-002", "SER-001", "SER-004"}),
     ],

@@ -7,22 +7,41 @@ loss shows up as a test whose outcome or message differs between the two records
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from harness_cli import cli, complete, served  # noqa: E402
+from harness_cli import complete, served
 
-from dsh_conformance.record import RunRecord, load_record  # noqa: E402
+from dsh_conformance.record import RunRecord, load_record
 
 
-def run(tmp_path: Path, adapter: str) -> RunRecord:
+def start(tmp_path: Path, adapter: str) -> tuple[subprocess.Popen[str], Path]:
     out = tmp_path / adapter.split(":")[0]
-    done = cli("run", "--adapter", adapter, "--report-dir", str(out), "--seed", "0",
-               "--hypothesis-profile", "dev", timeout=900)
-    record = load_record(out / "record.jsonl")
+    argv = [
+        sys.executable,
+        "-m",
+        "dsh_conformance.cli",
+        "run",
+        "--adapter",
+        adapter,
+        "--report-dir",
+        str(out),
+        "--seed",
+        "0",
+        "--hypothesis-profile",
+        "quick",
+    ]
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return process, out / "record.jsonl"
+
+
+def finish(process: subprocess.Popen[str], path: Path) -> RunRecord:
+    _, stderr = process.communicate(timeout=900)
+    assert process.returncode in (0, 1), stderr
+    record = load_record(path)
     complete(record)
-    assert done.returncode in (0, 1), done.stderr
     return record
 
 
@@ -31,17 +50,23 @@ def comparable(record: RunRecord) -> dict[str, tuple[str, str]]:
 
 
 def test_in_process_and_subprocess_reports_are_identical(tmp_path: Path) -> None:
-    in_process = run(tmp_path, "reference")
-    over_the_pipe = run(tmp_path, served())
+    # Both runs at once: the same derandomized examples, half the wall-clock time.
+    left_run, right_run = start(tmp_path, "reference"), start(tmp_path, served())
+    in_process, over_the_pipe = finish(*left_run), finish(*right_run)
     assert over_the_pipe.header["adapter"]["transport"] == "subprocess"
-    assert in_process.header["adapter"]["implementation"] == (
-        over_the_pipe.header["adapter"]["implementation"]
+    assert (
+        in_process.header["adapter"]["implementation"]
+        == (over_the_pipe.header["adapter"]["implementation"])
     )
     assert in_process.header["selected"] == over_the_pipe.header["selected"]
     left, right = comparable(in_process), comparable(over_the_pipe)
-    differing = {k: (left.get(k), right.get(k)) for k in left.keys() | right.keys()
-                 if left.get(k) != right.get(k)}
+    differing = {
+        k: (left.get(k), right.get(k))
+        for k in left.keys() | right.keys()
+        if left.get(k) != right.get(k)
+    }
     assert not differing, differing
     # The suite does send lone surrogates over the wire (decision D-14).
     assert any("\\ud800" in t.nodeid or "lone" in t.nodeid for t in in_process.tests)
-    assert over_the_pipe.footer is not None and over_the_pipe.footer["restarts"] == 0
+    assert over_the_pipe.footer is not None
+    assert over_the_pipe.footer["restarts"] == 0

@@ -18,15 +18,20 @@ from dsh_conformance.reporting.summary import compliance, requirement_rows, run_
 HOSTILE = "\x1b[2J\x1b]0;pwned\x07 <script>alert(1)</script> | [red]x[/red] \x9b\u202e"
 
 
-def write(path: Path, tests: list[TestResult], *, footer: bool = True,
-          filtered: bool = True) -> Path:
+def write(
+    path: Path, tests: list[TestResult], *, footer: bool = True, filtered: bool = True
+) -> Path:
     writer = RecordWriter(path)
-    writer.header({
-        "suite_version": "0", "spec_version": "s", "spec_profile": "seed",
-        "adapter": {"name": "x", "implementation": {"name": "impl " + HOSTILE, "version": "1"}},
-        "filters": {"requirements": ["URI-*"] if filtered else []},
-        "selected": len(tests),
-    })
+    writer.header(
+        {
+            "suite_version": "0",
+            "spec_version": "s",
+            "spec_profile": "seed",
+            "adapter": {"name": "x", "implementation": {"name": "impl " + HOSTILE, "version": "1"}},
+            "filters": {"requirements": ["URI-*"] if filtered else []},
+            "selected": len(tests),
+        }
+    )
     for test in tests:
         writer.test(test)
     if footer:
@@ -36,16 +41,24 @@ def write(path: Path, tests: list[TestResult], *, footer: bool = True,
 
 
 def t(name: str, outcome: str, *reqs: str, message: str = "") -> TestResult:
-    return TestResult(f"conformance/test_uri.py::{name}", Outcome(outcome), reqs or ("URI-001",),
-                      ("uri",), 0.01, message)
+    return TestResult(
+        f"conformance/test_uri.py::{name}",
+        Outcome(outcome),
+        reqs or ("URI-001",),
+        ("uri",),
+        0.01,
+        message,
+    )
 
 
 def test_records_round_trip_and_detect_truncation(tmp_path: Path) -> None:
     tests = [t("a", "pass"), t("b", "fail", "URI-002", message="m \ud800"), t("c", "unsupported")]
     record = load_record(write(tmp_path / "r.jsonl", tests))
-    assert record.tests == tuple(tests) and not record.truncated
+    assert record.tests == tuple(tests)
+    assert not record.truncated
     cut = load_record(write(tmp_path / "cut.jsonl", tests[:1], footer=False))
-    assert cut.truncated and run_failed(cut)
+    assert cut.truncated
+    assert run_failed(cut)
 
 
 @pytest.mark.parametrize(
@@ -71,13 +84,27 @@ def test_duplicate_tests_are_rejected(tmp_path: Path) -> None:
 
 
 def test_requirement_status_and_compliance_count_only_applicable(tmp_path: Path) -> None:
-    record = load_record(write(tmp_path / "r.jsonl", [
-        t("a", "pass", "URI-001"), t("b", "fail", "URI-002"), t("c", "unsupported", "URI-003"),
-        t("d", "xfail", "URI-004"), t("e", "pass", "URI-004"), t("f", "skipped", "URI-005"),
-    ]))
+    record = load_record(
+        write(
+            tmp_path / "r.jsonl",
+            [
+                t("a", "pass", "URI-001"),
+                t("b", "fail", "URI-002"),
+                t("c", "unsupported", "URI-003"),
+                t("d", "xfail", "URI-004"),
+                t("e", "pass", "URI-004"),
+                t("f", "skipped", "URI-005"),
+            ],
+        )
+    )
     rows = {r.id: r.status for r in requirement_rows(record)}
-    assert rows == {"URI-001": "pass", "URI-002": "fail", "URI-003": "unsupported",
-                    "URI-004": "xfail", "URI-005": "not applicable"}
+    assert rows == {
+        "URI-001": "pass",
+        "URI-002": "fail",
+        "URI-003": "unsupported",
+        "URI-004": "xfail",
+        "URI-005": "not applicable",
+    }
     assert compliance(record) == pytest.approx(2 / 4)
 
 
@@ -88,8 +115,12 @@ def test_unfiltered_runs_list_untested_requirements(tmp_path: Path) -> None:
 
 
 def test_every_renderer_escapes_adapter_text(tmp_path: Path) -> None:
-    record = load_record(write(tmp_path / "r.jsonl", [t("a", "fail", message=HOSTILE),
-                                                      t("b", "crash", message=HOSTILE)]))
+    record = load_record(
+        write(
+            tmp_path / "r.jsonl",
+            [t("a", "fail", message=HOSTILE), t("b", "crash", message=HOSTILE)],
+        )
+    )
     outputs = {
         "markdown": markdown.render(record),
         "junit": junit.render(record),
@@ -97,9 +128,11 @@ def test_every_renderer_escapes_adapter_text(tmp_path: Path) -> None:
         "json": jsonreport.render(record),
     }
     for name, text in outputs.items():
-        assert "\x1b" not in text and "\x9b" not in text and "\x07" not in text, name
+        for control in ("\x1b", "\x9b", "\x07"):
+            assert control not in text, name
         assert "\u202e" not in text, name
-    assert "<script>alert" not in outputs["html"] and "&lt;script&gt;" in outputs["html"]
+    assert "<script>alert" not in outputs["html"]
+    assert "&lt;script&gt;" in outputs["html"]
     ET.fromstring(outputs["junit"].split("?>", 1)[1])  # well-formed XML
     assert "\\x1b[2J" in outputs["markdown"]
     assert json.loads(outputs["json"])["totals"] == {"crash": 1, "fail": 1}
@@ -109,21 +142,36 @@ def test_every_renderer_escapes_adapter_text(tmp_path: Path) -> None:
 
 
 def test_junit_counts_and_properties(tmp_path: Path) -> None:
-    record = load_record(write(tmp_path / "r.jsonl", [
-        t("a", "pass"), t("b", "fail"), t("c", "timeout"), t("d", "unsupported")]))
+    record = load_record(
+        write(
+            tmp_path / "r.jsonl",
+            [t("a", "pass"), t("b", "fail"), t("c", "timeout"), t("d", "unsupported")],
+        )
+    )
     suite = ET.fromstring(junit.render(record).split("?>", 1)[1]).find("testsuite")
     assert suite is not None
-    assert (suite.get("tests"), suite.get("failures"), suite.get("errors"),
-            suite.get("skipped")) == ("4", "1", "1", "1")
+    assert (
+        suite.get("tests"),
+        suite.get("failures"),
+        suite.get("errors"),
+        suite.get("skipped"),
+    ) == ("4", "1", "1", "1")
     props = suite.findall("testcase/properties/property[@name='requirement']")
     assert {p.get("value") for p in props} == {"URI-001"}
 
 
 def test_diff_finds_regressions_fixes_and_new_skips(tmp_path: Path) -> None:
-    old = load_record(write(tmp_path / "old.jsonl", [
-        t("a", "pass"), t("b", "fail"), t("c", "pass"), t("d", "pass")]))
-    new = load_record(write(tmp_path / "new.jsonl", [
-        t("a", "fail"), t("b", "pass"), t("c", "unsupported"), t("e", "crash")]))
+    old = load_record(
+        write(
+            tmp_path / "old.jsonl", [t("a", "pass"), t("b", "fail"), t("c", "pass"), t("d", "pass")]
+        )
+    )
+    new = load_record(
+        write(
+            tmp_path / "new.jsonl",
+            [t("a", "fail"), t("b", "pass"), t("c", "unsupported"), t("e", "crash")],
+        )
+    )
     result = diff(old, new)
     assert [c.nodeid.split("::")[1] for c in result.new_failures] == ["a", "e"]
     assert [c.nodeid.split("::")[1] for c in result.fixed] == ["b"]
@@ -139,12 +187,8 @@ def test_failure_classification() -> None:
     assert classify_failure(ImplementationError("X", "m")) is Outcome.ERROR
     group = ExceptionGroup("g", [ValueError(), AdapterFault("timeout", "t")])
     assert classify_failure(group) is Outcome.TIMEOUT
-    try:
-        try:
-            raise AdapterFault("garbage", "g")
-        except AdapterFault as exc:
-            raise AssertionError("wrapped") from exc
-    except AssertionError as wrapped:
-        assert classify_failure(wrapped) is Outcome.CRASH
+    wrapped = AssertionError("wrapped")
+    wrapped.__cause__ = AdapterFault("garbage", "g")
+    assert classify_failure(wrapped) is Outcome.CRASH
     assert classify_skip("Skipped: unsupported: uri") is Outcome.UNSUPPORTED
     assert classify_skip("because") is Outcome.SKIPPED

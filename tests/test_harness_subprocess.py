@@ -37,7 +37,8 @@ def served() -> Iterator[SubprocessAdapter]:
 @pytest.mark.parametrize("text", ["", "a", "\ud800", "\udfff\ud800", "😀", "\u2028<\x00"])
 def test_lines_carry_every_js_string(text: str) -> None:
     line = wire.encode(wire.result(1, {text: [text]}))
-    assert line.endswith(b"\n") and b"\n" not in line[:-1]
+    assert line.endswith(b"\n")
+    assert b"\n" not in line[:-1]
     line.decode("utf-8")  # always valid UTF-8: lone surrogates travel as escapes
     assert wire.decode(line.rstrip(b"\n")) == {"id": 1, "result": {text: [text]}}
 
@@ -64,12 +65,30 @@ def test_garbage_is_a_fault_not_an_exception(raw: bytes) -> None:
         ("reply", {"id": "a", "error": {"code": "lower", "message": "m"}}, False),
         ("reply", {"id": "a", "result": 1, "error": {"code": "X", "message": ""}}, False),
         ("handshake-request", wire.handshake_request(), True),
-        ("handshake-response", {"id": 0, "result": {"protocol": 1, "capabilities": ["uri"],
-                                                    "implementation": {"name": "n",
-                                                                       "language": "l"}}}, True),
-        ("handshake-response", {"id": 0, "result": {"protocol": 2, "capabilities": [],
-                                                    "implementation": {"name": "n",
-                                                                       "language": "l"}}}, False),
+        (
+            "handshake-response",
+            {
+                "id": 0,
+                "result": {
+                    "protocol": 1,
+                    "capabilities": ["uri"],
+                    "implementation": {"name": "n", "language": "l"},
+                },
+            },
+            True,
+        ),
+        (
+            "handshake-response",
+            {
+                "id": 0,
+                "result": {
+                    "protocol": 2,
+                    "capabilities": [],
+                    "implementation": {"name": "n", "language": "l"},
+                },
+            },
+            False,
+        ),
     ],
 )
 def test_protocol_schema(kind: str, message: dict, valid: bool) -> None:  # type: ignore[type-arg]
@@ -125,10 +144,12 @@ def test_a_crash_restarts_with_handshake_replay(tmp_path: Path) -> None:
         adapter.call("uri.encode", {"sessionId": "a"})
         with pytest.raises(AdapterFault) as caught:
             adapter.call("uri.encode", {"sessionId": "b"})
-        assert caught.value.kind == "crash" and "exited with status 3" in caught.value.message
+        assert caught.value.kind == "crash"
+        assert "exited with status 3" in caught.value.message
         assert "fatal crash" in caught.value.message  # the stderr tail
         assert adapter.call("uri.encode", {"sessionId": "c"}).startswith("dsh-session:")
-        assert adapter.pid != pid and adapter.restarts == 1
+        assert adapter.pid != pid
+        assert adapter.restarts == 1
         assert adapter.handshake() == first
     finally:
         adapter.close()
@@ -184,6 +205,7 @@ def test_validate_mode_rejects_invalid_requests(served: SubprocessAdapter) -> No
 
 def test_registry_names() -> None:
     adapter = resolve("subprocess:" + " ".join(SERVE))
-    assert isinstance(adapter, SubprocessAdapter) and adapter.argv == SERVE
+    assert isinstance(adapter, SubprocessAdapter)
+    assert adapter.argv == SERVE
     with pytest.raises(DshError):
         resolve("subprocess:")

@@ -155,7 +155,7 @@ def _write_reports(record_path: Path, report_dir: Path) -> list[Path]:
 @click.option("--capability", "-c", multiple=True, help="only tests needing this capability")
 @click.option(
     "--hypothesis-profile",
-    type=click.Choice(["dev", "ci", "thorough"]),
+    type=click.Choice(["quick", "dev", "ci", "thorough"]),
     default=None,
     help="Hypothesis profile (default: ci under CI=true, else dev)",
 )
@@ -163,13 +163,25 @@ def _write_reports(record_path: Path, report_dir: Path) -> list[Path]:
 @click.option(
     "--spec-profile", type=click.Choice(["seed", "release"]), default="seed", show_default=True
 )
-@click.option("--report-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="write record.jsonl, report.md, junit.xml, report.html, report.json here")
-@click.option("--expectations", type=click.Path(dir_okay=False), default=None,
-              help="expectation manifest (default: the built-in one for the adapter, if any)")
+@click.option(
+    "--report-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="write record.jsonl, report.md, junit.xml, report.html, report.json here",
+)
+@click.option(
+    "--expectations",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="expectation manifest (default: the built-in one for the adapter, if any)",
+)
 @click.option("--no-expectations", is_flag=True, help="ignore the built-in manifest")
-@click.option("--write-expectations", type=click.Path(dir_okay=False), default=None,
-              help="write a manifest for this run's failures")
+@click.option(
+    "--write-expectations",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="write a manifest for this run's failures",
+)
 @click.option("--timeout", type=float, default=None, help="per-call timeout (subprocess)")
 @click.option("--validate", is_flag=True, help="check every protocol message (subprocess)")
 @click.option("-x", "--exitfirst", is_flag=True, help="stop at the first failure")
@@ -241,8 +253,12 @@ def _finish_run(
             footer = load_record(record_path).footer or {}
             reason = str(footer.get("reason", ""))
         if status == 5:
-            _fail("nothing-selected", "no test matched the selection",
-                  "check -k / --requirement / --capability / --spec-profile", 5)
+            _fail(
+                "nothing-selected",
+                "no test matched the selection",
+                "check -k / --requirement / --capability / --spec-profile",
+                5,
+            )
         _fail(
             "adapter-unavailable",
             f"the implementation could not be started or handshaken: {reason}",
@@ -250,8 +266,11 @@ def _finish_run(
             EX_SOFTWARE,
         )
     if status in (2, 3, 4):
-        _fail("run-aborted", f"pytest stopped with status {status} (see messages above)",
-              status=EX_SOFTWARE if status == 3 else 2)
+        _fail(
+            "run-aborted",
+            f"pytest stopped with status {status} (see messages above)",
+            status=EX_SOFTWARE if status == 3 else 2,
+        )
     record = load_record(record_path)
     _print_record(record, fmt, out)
     if report_dir is not None:
@@ -335,8 +354,8 @@ def diff(old: str, new: str, fmt: str) -> None:
     """Compare two run records; exit 1 when NEW has failures OLD did not."""
     from dsh_conformance.record import load_record
     from dsh_conformance.reporting.diff import diff as compute
-    from dsh_conformance.reporting.escape import json_text
     from dsh_conformance.reporting.diff import render_markdown
+    from dsh_conformance.reporting.escape import json_text
 
     before, after = load_record(old), load_record(new)
     result = compute(before, after)
@@ -420,21 +439,27 @@ def spec(requirement_id: str | None, spec_profile: str) -> None:
         table = Table(title=f"requirements ({spec_profile} profile)")
         for column in ("id", "level", "tests", "title"):
             table.add_column(column)
-        for req in catalog.requirements.values():
-            if spec_profile in req.profiles:
-                count = sum(req.id in t.requirements for t in tests)
-                table.add_row(req.id, req.level, str(count), req.title)
+        for listed in catalog.requirements.values():
+            if spec_profile in listed.profiles:
+                count = sum(listed.id in t.requirements for t in tests)
+                table.add_row(listed.id, listed.level, str(count), listed.title)
         out.print(table)
         return
     req = catalog.requirements.get(requirement_id.upper())
     if req is None:
-        _fail("unknown-requirement", f"no requirement {requirement_id!r}",
-              "run `dsh-conformance spec` to list them", 2)
+        _fail(
+            "unknown-requirement",
+            f"no requirement {requirement_id!r}",
+            "run `dsh-conformance spec` to list them",
+            2,
+        )
         return
     from rich.markup import escape
 
-    out.print(f"[bold]{req.id}[/bold] ({req.level}, capability {req.capability}, "
-              f"profiles {', '.join(req.profiles)}): {escape(req.title)}")
+    out.print(
+        f"[bold]{req.id}[/bold] ({req.level}, capability {req.capability}, "
+        f"profiles {', '.join(req.profiles)}): {escape(req.title)}"
+    )
     source = req.seed_file or "a numbered decision"
     out.print(f"\n[bold]seed[/bold] ({escape(source)}):\n  “{escape(req.quote)}”")
     if req.note:
@@ -442,7 +467,9 @@ def spec(requirement_id: str | None, spec_profile: str) -> None:
     for did in req.decisions:
         decision = catalog.decisions.get(did)
         if decision is not None:
-            out.print(f"\n[bold]{did}[/bold] {escape(decision.title)}\n  {escape(decision.decision)}")
+            out.print(
+                f"\n[bold]{did}[/bold] {escape(decision.title)}\n  {escape(decision.decision)}"
+            )
     citing = [t.nodeid for t in tests if req.id in t.requirements]
     out.print(f"\n[bold]tests[/bold] ({len(citing)}):")
     for nodeid in citing:
@@ -465,21 +492,27 @@ def coverage(spec_profile: str, fmt: str) -> None:
     musts = catalog.musts(spec_profile)
     missing = [r for r in musts if r.id not in cited]
     if fmt == "json":
-        click.echo(jsstr.stringify({
-            "profile": spec_profile,
-            "musts": len(musts),
-            "covered": len(musts) - len(missing),
-            "tests": len(tests),
-            "untested": [{"id": r.id, "title": r.title} for r in missing],
-        }))
+        click.echo(
+            jsstr.stringify(
+                {
+                    "profile": spec_profile,
+                    "musts": len(musts),
+                    "covered": len(musts) - len(missing),
+                    "tests": len(tests),
+                    "untested": [{"id": r.id, "title": r.title} for r in missing],
+                }
+            )
+        )
     else:
         out, err = _consoles()
         from rich.markup import escape
 
         for req in missing:
             out.print(f"{req.id}\t{escape(req.title)}")
-        err.print(f"{len(musts) - len(missing)}/{len(musts)} MUST requirements of the "
-                  f"{spec_profile} profile have tests ({len(tests)} tests)")
+        err.print(
+            f"{len(musts) - len(missing)}/{len(musts)} MUST requirements of the "
+            f"{spec_profile} profile have tests ({len(tests)} tests)"
+        )
     if missing:
         sys.exit(EX_FAILURES)
 

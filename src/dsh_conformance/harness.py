@@ -22,6 +22,7 @@ import pytest
 from attrs import define, field, frozen
 
 from dsh_conformance.errors import EX_FAILURES, EX_SOFTWARE, HarnessError
+from dsh_conformance.guard import FaultGuard
 from dsh_conformance.outcomes import (
     APPLICABLE,
     FAILING,
@@ -33,9 +34,8 @@ from dsh_conformance.record import RecordWriter, TestResult
 
 if TYPE_CHECKING:
     from dsh_conformance.adapters.expectations import Entry, Manifest
-    from dsh_conformance.guard import FaultGuard
 
-GUARD_KEY = pytest.StashKey["FaultGuard"]()
+GUARD_KEY = pytest.StashKey[FaultGuard]()
 #: Longest failure text kept in the record per test.
 LONGREPR_LIMIT = 8000
 MESSAGE_LIMIT = 500
@@ -209,7 +209,8 @@ class HarnessPlugin:
             )
         if self.writer is not None:
             handshake = impl.handshake
-            inner = plugin.guard(self.config).adapter if plugin.guard(self.config) else None
+            guard = plugin.guard(self.config)
+            inner = guard.adapter if guard is not None else None
             self.writer.header(
                 self._header(
                     {
@@ -312,7 +313,7 @@ class HarnessPlugin:
                 state.detail = str(outcome)
                 outcome = Outcome.XFAIL
                 report.outcome = "skipped"
-                report.wasxfail = f"{entry.id}: {entry.reason}"  # type: ignore[attr-defined]
+                report.wasxfail = f"{entry.id}: {entry.reason}"
             elif outcome is Outcome.PASS and not entry.is_requirement:
                 outcome = Outcome.XPASS
                 report.outcome = "failed"
@@ -396,10 +397,7 @@ class HarnessPlugin:
                     }
                 )
             elif (
-                entry.is_requirement
-                and entry.status == "xfail"
-                and stats.ran
-                and not stats.failed
+                entry.is_requirement and entry.status == "xfail" and stats.ran and not stats.failed
             ):
                 self.problems.append(
                     {
@@ -442,4 +440,6 @@ class HarnessPlugin:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         for problem in self.problems:
-            terminalreporter.write_line(f"dsh-conformance: [{problem['kind']}] {problem['message']}")
+            terminalreporter.write_line(
+                f"dsh-conformance: [{problem['kind']}] {problem['message']}"
+            )

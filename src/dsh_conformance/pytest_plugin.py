@@ -24,8 +24,10 @@ if TYPE_CHECKING:
 IMPLEMENTATION_KEY = pytest.StashKey["Implementation"]()
 ORACLE_KEY = pytest.StashKey["Implementation"]()
 
-#: Hypothesis profiles: ``dev`` is fast, ``ci`` derandomized with more examples.
+#: Hypothesis profiles: ``quick`` for parity and smoke-level runs (few examples, the same
+#: ones every time), ``dev`` is fast, ``ci`` derandomized with more examples.
 PROFILES: dict[str, dict[str, Any]] = {
+    "quick": {"max_examples": 10, "deadline": None, "derandomize": True, "database": None},
     "dev": {"max_examples": 60, "deadline": None},
     "ci": {"max_examples": 200, "deadline": None, "derandomize": True, "print_blob": True},
     "thorough": {"max_examples": 2000, "deadline": None},
@@ -104,7 +106,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
     from dsh_conformance.harness import HarnessPlugin
 
-    config.addinivalue_line("markers", "req(*ids): requirement ids from spec/ that this test checks")
+    config.addinivalue_line(
+        "markers", "req(*ids): requirement ids from spec/ that this test checks"
+    )
     config.addinivalue_line("markers", "capability(name): adapter capability the test needs")
     config.pluginmanager.register(HarnessPlugin(config), "dsh-harness")
 
@@ -156,7 +160,6 @@ def implementation(config: pytest.Config) -> Implementation:
     if IMPLEMENTATION_KEY not in config.stash:
         from dsh_conformance.adapters.client import Implementation
         from dsh_conformance.adapters.registry import resolve
-
         from dsh_conformance.guard import FaultGuard
         from dsh_conformance.harness import GUARD_KEY
 

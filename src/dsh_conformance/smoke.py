@@ -32,8 +32,12 @@ class Check:
 BASIC: Mapping[str, tuple[str, dict[str, Any], Callable[[Any], bool], str]] = {
     "uri": ("uri.encode", {"sessionId": "smoke"}, lambda r: isinstance(r, str), "a string"),
     "mention": ("mention.parse", {"text": "hello"}, lambda r: isinstance(r, dict), "an object"),
-    "serialization": ("json.tagSafe", {"value": {"a": "<"}}, lambda r: isinstance(r, str),
-                      "a string"),
+    "serialization": (
+        "json.tagSafe",
+        {"value": {"a": "<"}},
+        lambda r: isinstance(r, str),
+        "a string",
+    ),
 }
 
 
@@ -87,8 +91,12 @@ def smoke_checks(adapter_name: str, *, timeout: float = 10.0) -> list[Check]:
                 checks.append(Check(op, "skip", f"{capability} not declared"))
                 continue
 
-            def basic(op: str = op, args: dict[str, Any] = args,
-                      shape: Callable[[Any], bool] = shape, expected: str = expected) -> Check:
+            def basic(
+                op: str = op,
+                args: dict[str, Any] = args,
+                shape: Callable[[Any], bool] = shape,
+                expected: str = expected,
+            ) -> Check:
                 result = adapter.call(op, args)
                 if shape(result):
                     return Check(op, "ok", "")
@@ -102,8 +110,9 @@ def smoke_checks(adapter_name: str, *, timeout: float = 10.0) -> list[Check]:
             except ImplementationError as exc:
                 if exc.code == "DSH_UNSUPPORTED_OPERATION":
                     return Check("unknown op", "ok", "DSH_UNSUPPORTED_OPERATION")
-                return Check("unknown op", "fail", f"code {exc.code}, not "
-                             "DSH_UNSUPPORTED_OPERATION")
+                return Check(
+                    "unknown op", "fail", f"code {exc.code}, not DSH_UNSUPPORTED_OPERATION"
+                )
             return Check("unknown op", "fail", "an unknown op succeeded")
 
         checks.append(_attempt("unknown op", unknown_op))
@@ -111,8 +120,9 @@ def smoke_checks(adapter_name: str, *, timeout: float = 10.0) -> list[Check]:
 
             def surrogate() -> Check:
                 sid = "lone \ud800 surrogate"
-                back = adapter.call("uri.decode", {"uri": adapter.call("uri.encode",
-                                                                     {"sessionId": sid})})
+                back = adapter.call(
+                    "uri.decode", {"uri": adapter.call("uri.encode", {"sessionId": sid})}
+                )
                 if back == sid:
                     return Check("lone surrogate", "ok", "round-trips over the wire")
                 return Check("lone surrogate", "fail", f"came back as {back!r} (decision D-14)")

@@ -65,19 +65,25 @@ def test_harness_overhead_per_test(benchmark: Any, tmp_path: Path) -> None:
     plugin = HarnessPlugin(config)  # type: ignore[arg-type]
     plugin.writer = RecordWriter(tmp_path / "record.jsonl")
     meta = ItemMeta("conformance/test_x.py::test_y[a]", ("URI-001", "URI-004"), ("uri",), None)
-    report = SimpleNamespace(passed=True, skipped=False, when="call", duration=0.001,
-                             nodeid="n", longrepr=None)
+    report = SimpleNamespace(
+        passed=True, skipped=False, when="call", duration=0.001, nodeid="n", longrepr=None
+    )
     item = SimpleNamespace(nodeid="n")
 
     def one_test() -> None:
         plugin.meta["n"] = meta
         plugin.pytest_runtest_setup(item)  # type: ignore[arg-type]
-        plugin._classify(report, SimpleNamespace(excinfo=None), meta,  # type: ignore[arg-type]
-                         plugin.progress["n"])
+        plugin._classify(
+            report,
+            SimpleNamespace(excinfo=None),
+            meta,  # type: ignore[arg-type]
+            plugin.progress["n"],
+        )
         plugin.pytest_runtest_logreport(report)  # type: ignore[arg-type]
         plugin.pytest_runtest_logfinish("n", ("", 0, ""))
 
     benchmark(one_test)
     plugin.writer.close()
-    assert isinstance(plugin.progress, dict) and not plugin.progress
+    assert isinstance(plugin.progress, dict)
+    assert not plugin.progress
     assert _Progress is not None

@@ -49,9 +49,7 @@ class RunDiff:
             "newly_skipped": changes(self.newly_skipped),
             "added": changes(self.added),
             "removed": changes(self.removed),
-            "requirements": [
-                {"id": i, "old": o, "new": n} for i, o, n in self.requirements
-            ],
+            "requirements": [{"id": i, "old": o, "new": n} for i, o, n in self.requirements],
         }
 
 
@@ -60,8 +58,9 @@ def diff(old: RunRecord, new: RunRecord) -> RunDiff:
     new_failures, fixed, skipped, added, removed = [], [], [], [], []
     for nodeid, test in after.items():
         prior = before.get(nodeid)
-        change = Change(nodeid, str(prior.outcome) if prior else "absent", str(test.outcome),
-                        test.message)
+        change = Change(
+            nodeid, str(prior.outcome) if prior else "absent", str(test.outcome), test.message
+        )
         if prior is None:
             added.append(change)
             if test.outcome in FAILING:
@@ -82,8 +81,9 @@ def diff(old: RunRecord, new: RunRecord) -> RunDiff:
         for rid in sorted(set(old_rows) | set(new_rows))
         if old_rows.get(rid) != new_rows.get(rid)
     )
-    return RunDiff(tuple(new_failures), tuple(fixed), tuple(skipped), tuple(added),
-                   tuple(removed), reqs)
+    return RunDiff(
+        tuple(new_failures), tuple(fixed), tuple(skipped), tuple(added), tuple(removed), reqs
+    )
 
 
 def render_markdown(result: RunDiff, old: RunRecord, new: RunRecord) -> str:
@@ -110,7 +110,12 @@ def render_markdown(result: RunDiff, old: RunRecord, new: RunRecord) -> str:
                 for c in items
             ]
     if result.requirements:
-        lines += ["", "### Requirement status changes", "", "| requirement | was | now |",
-                  "|---|---|---|"]
+        lines += [
+            "",
+            "### Requirement status changes",
+            "",
+            "| requirement | was | now |",
+            "|---|---|---|",
+        ]
         lines += [f"| {i} | {o} | {n} |" for i, o, n in result.requirements]
     return "\n".join(lines) + "\n"

@@ -24,6 +24,8 @@ vertical-align:top}th{background:#f4f4f4;position:sticky;top:0}
 details summary{cursor:pointer}blockquote{margin:.3em 0;color:#555;font-style:italic}
 .controls{margin:1em 0}.controls input{width:24em}code{font-size:12px}
 """
+#: No network, no external anything: the report is one inert file.
+_CSP: Final = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 _SCRIPT: Final = """
 function applyFilter(){const q=document.getElementById('q').value.toLowerCase();
 const s=document.getElementById('s').value;
@@ -51,8 +53,8 @@ def _cell(row: RequirementRow | None) -> str:
 def render(records: Sequence[RunRecord], title: str = "dsh-conformance") -> str:
     per_run = [{r.id: r for r in requirement_rows(record)} for record in records]
     ids: list[str] = []
-    for rows in per_run:
-        ids += [i for i in rows if i not in ids]
+    for run_rows in per_run:
+        ids += [i for i in run_rows if i not in ids]
     ids.sort(key=lambda i: (i.split("-")[0], i))
     heads = "".join(f"<th>{for_html(r.adapter_label)}</th>" for r in records)
     body = []
@@ -68,9 +70,7 @@ def render(records: Sequence[RunRecord], title: str = "dsh-conformance") -> str:
             + "".join(_cell(r) for r in rows)
             + "</tr>"
         )
-    options = "".join(
-        f'<option value="{s.replace(" ", "-")}">{s}</option>' for s in STATUS_ORDER
-    )
+    options = "".join(f'<option value="{s.replace(" ", "-")}">{s}</option>' for s in STATUS_ORDER)
     runs = "".join(
         f"<li>{for_html(r.adapter_label)}: spec {for_html(str(r.header.get('spec_version')))}"
         f", profile {for_html(str(r.header.get('spec_profile')))}, started "
@@ -81,7 +81,7 @@ def render(records: Sequence[RunRecord], title: str = "dsh-conformance") -> str:
     )
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>{for_html(title)}</title>
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'">
+<meta http-equiv="Content-Security-Policy" content="{_CSP}">
 <style>{_STYLE}</style></head><body>
 <h1>{for_html(title)}</h1><ul>{runs}</ul>
 <div class="controls"><input id="q" placeholder="filter: id, title, test…" oninput="applyFilter()">

@@ -20,9 +20,7 @@ def render(record: RunRecord) -> str:
         tests=str(len(record.tests)),
         failures=str(totals[Outcome.FAIL] + totals[Outcome.XPASS]),
         errors=str(sum(totals[o] for o in _ERROR)),
-        skipped=str(
-            sum(totals[o] for o in (Outcome.SKIPPED, Outcome.UNSUPPORTED, Outcome.XFAIL))
-        ),
+        skipped=str(sum(totals[o] for o in (Outcome.SKIPPED, Outcome.UNSUPPORTED, Outcome.XFAIL))),
         time=f"{sum(t.duration for t in record.tests):.3f}",
     )
     for test in record.tests:

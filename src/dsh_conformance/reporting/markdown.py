@@ -35,17 +35,26 @@ def render(record: RunRecord, *, failures_limit: int = 50) -> str:
     if record.truncated:
         lines.append("- **TRUNCATED**: the record has no footer; the run did not finish")
     for problem in record.expectation_problems:
-        lines.append(f"- **expectation {problem.get('kind')}**: "
-                     f"{for_markdown_cell(str(problem.get('message')), 400)}")
-    lines += ["", "| requirement | level | status | pass | fail | title |", "|---|---|---|---|---|---|"]
+        lines.append(
+            f"- **expectation {problem.get('kind')}**: "
+            f"{for_markdown_cell(str(problem.get('message')), 400)}"
+        )
+    lines += [
+        "",
+        "| requirement | level | status | pass | fail | title |",
+        "|---|---|---|---|---|---|",
+    ]
     for row in requirement_rows(record):
         lines.append(
             f"| {row.id} | {row.level} | {ICONS.get(row.status, row.status)} "
             f"| {row.counts.get(Outcome.PASS, 0)} | {len(row.failing)} "
             f"| {for_markdown_cell(row.title)} |"
         )
-    bad = [t for t in record.tests if t.outcome in {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH,
-                                                    Outcome.TIMEOUT, Outcome.XPASS}]
+    bad = [
+        t
+        for t in record.tests
+        if t.outcome in {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.XPASS}
+    ]
     if bad:
         lines += ["", "### Failures", "", "| test | outcome | message |", "|---|---|---|"]
         for test in bad[:failures_limit]:

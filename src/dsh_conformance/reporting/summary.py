@@ -65,8 +65,8 @@ def requirement_rows(
         catalog = load_catalog().requirements
     by_req: dict[str, list[TestResult]] = {}
     for test in record.tests:
-        for req in test.requirements:
-            by_req.setdefault(req, []).append(test)
+        for cited in test.requirements:
+            by_req.setdefault(cited, []).append(test)
     profile = str(record.header.get("spec_profile", "seed"))
     filters = record.header.get("filters", {}) or {}
     filtered = any(filters.get(k) for k in ("requirements", "capabilities", "keyword"))
