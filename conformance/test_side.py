@@ -844,3 +844,56 @@ def test_truncation_matches_reference_model(
         out.append(target.call("side.mergeBack", parent="parent", child="side", cap=cap))
     assert out[0] == out[1]
     assert inv.utf8_len(out[0]["text"]) <= cap
+
+
+AGENT_OPS = st.sampled_from(["send", "send-tools", "steer", "step", "step", "cancel", "run"])
+
+
+def _apply(impl: Implementation, aid: str, op: str, n: int) -> None:
+    mark = f"{aid}-{n}"
+    if op in ("send", "send-tools"):
+        responses: list[dict[str, Any]] = [{"text": f"answer {mark}"}]
+        if op == "send-tools":
+            responses.insert(0, {"toolCalls": [{"name": "read_file", "id": f"call-{mark}"}]})
+        impl.call("agent.script", agent=aid, responses=responses)
+        impl.call("agent.send", agent=aid, content=text(f"prompt {mark}"))
+    elif op == "steer":
+        impl.call("agent.steer", agent=aid, content=text(f"steer {mark}"))
+    elif op == "step":
+        impl.call("agent.step", agent=aid)
+    elif op == "cancel":
+        impl.call("agent.cancel", agent=aid)
+    else:
+        impl.call("agent.run", agent=aid)
+
+
+def _observe(impl: Implementation, aid: str) -> str:
+    return inv.canonical_json(
+        [impl.call(op, agent=aid) for op in ("agent.log", "agent.requests", "agent.notifications")]
+    )
+
+
+@pytest.mark.req("SIDE-026", "SIDE-065", "SIDE-015")
+@settings(max_examples=25)
+@given(
+    script=st.lists(st.tuples(st.sampled_from(["parent", "side"]), AGENT_OPS), max_size=25),
+    advance=st.integers(min_value=0, max_value=6),
+)
+def test_interleaving_commutes(
+    impl: Implementation, script: list[tuple[str, str]], advance: int
+) -> None:
+    """Running parent and child interleaved gives each the history it has when run alone."""
+    items = [(n, aid, op) for n, (aid, op) in enumerate(script, start=1)]
+    alone = sorted(items, key=lambda item: item[1] == "side")  # all parent ops, then the child's
+    observed = []
+    for order in (items, alone):
+        impl.call("reset")
+        make_parent(impl, options=TOOLS_OPTIONS, turns=1)
+        _apply(impl, "parent", "send-tools", 0)
+        for _ in range(advance):
+            impl.call("agent.step", agent="parent")
+        impl.call("side.fork", parent="parent", child="side")
+        for n, aid, op in order:
+            _apply(impl, aid, op, n)
+        observed.append({aid: _observe(impl, aid) for aid in ("parent", "side")})
+    assert observed[0] == observed[1]
