@@ -897,3 +897,19 @@ def test_interleaving_commutes(
             _apply(impl, aid, op, n)
         observed.append({aid: _observe(impl, aid) for aid in ("parent", "side")})
     assert observed[0] == observed[1]
+
+
+@pytest.mark.req("SIDE-005", "SIDE-023")
+def test_a_childs_log_and_lineage_survive_a_reload(fresh: Implementation) -> None:
+    _forked_with_handback(fresh, "note")
+    fresh.call("side.mergeBack", parent="parent", child="side")
+    for aid in ("side", "parent"):
+        session = log(fresh, aid)
+        fresh.call(
+            "agent.create", id=f"{aid}-copy", header=session["header"], seed=session["events"]
+        )
+        copy = log(fresh, f"{aid}-copy")
+        assert copy["events"] == session["events"]
+        assert copy["header"] == {**session["header"], "id": f"{aid}-copy"}
+        assert inv.derive(copy["events"]) == inv.derive(session["events"])
+    assert log(fresh, "side-copy")["header"]["parentSession"] == "parent"
