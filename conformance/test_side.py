@@ -905,11 +905,10 @@ def test_a_childs_log_and_lineage_survive_a_reload(fresh: Implementation) -> Non
     fresh.call("side.mergeBack", parent="parent", child="side")
     for aid in ("side", "parent"):
         session = log(fresh, aid)
-        fresh.call(
-            "agent.create", id=f"{aid}-copy", header=session["header"], seed=session["events"]
-        )
+        header = {**session["header"], "id": f"{aid}-copy"}
+        fresh.call("agent.create", id=f"{aid}-copy", header=header, seed=session["events"])
         copy = log(fresh, f"{aid}-copy")
         assert copy["events"] == session["events"]
-        assert copy["header"] == {**session["header"], "id": f"{aid}-copy"}
+        assert copy["header"] == header
         assert inv.derive(copy["events"]) == inv.derive(session["events"])
     assert log(fresh, "side-copy")["header"]["parentSession"] == "parent"
