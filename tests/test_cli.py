@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
 from click.testing import CliRunner
 
@@ -15,6 +16,7 @@ from harness_cli import cli, fake, served
 from dsh_conformance.cli import main
 from dsh_conformance.outcomes import Outcome
 from dsh_conformance.record import RecordWriter, TestResult
+from dsh_conformance.spec import schema
 
 
 def invoke(*args: str) -> tuple[int, str, str]:
@@ -60,6 +62,9 @@ def test_run_json_output_and_report_dir(tmp_path: Path) -> None:
     assert data["header"]["adapter"]["transport"] == "in-process"
     assert data["header"]["hypothesis"]["seed"] is not None  # every run is seeded
     assert {r["id"] for r in data["requirements"]} == {"SER-005"}
+    validator = jsonschema.Draft202012Validator(schema("record.json"))
+    for line in (out / "record.jsonl").read_text().splitlines():
+        validator.validate(json.loads(line))
     assert {p.name for p in out.iterdir()} >= {
         "record.jsonl",
         "report.md",
