@@ -160,3 +160,14 @@ def test_coverage_lists_untested_musts() -> None:
     data = json.loads(done.stdout)
     assert data["musts"] >= data["covered"] > 0
     assert done.returncode == (1 if data["untested"] else 0)
+
+
+def test_undeclared_capabilities_are_unsupported_not_failures(tmp_path: Path) -> None:
+    adapter = served() + " --capabilities uri"
+    out = tmp_path / "out"
+    done = cli("run", "-a", adapter, "-r", "URI-001", "-r", "SER-001", "--report-dir", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    data = json.loads((out / "report.json").read_text())
+    statuses = {r["id"]: r["status"] for r in data["requirements"]}
+    assert statuses == {"URI-001": "pass", "SER-001": "unsupported"}
+    assert data["compliance"] == 1.0  # unsupported tests do not count against it
