@@ -98,10 +98,17 @@ class _Progress:
         )
         self.task = self.progress.add_task("run", total=None, status="collecting")
         self.failed = 0
+        self.done = 0
+        self.total = 0
+        #: Without a terminal (CI logs), a plain line at every tenth of the run instead.
+        self.plain = not console.is_terminal
+        self.console = console
 
     def pytest_collection_finish(self, session: Any) -> None:
-        self.progress.update(self.task, total=len(session.items), status="")
-        self.progress.start()
+        self.total = len(session.items)
+        self.progress.update(self.task, total=self.total, status="")
+        if not self.plain:
+            self.progress.start()
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         if report.failed:
@@ -110,6 +117,14 @@ class _Progress:
 
     def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
         self.progress.advance(self.task)
+        self.done += 1
+        step = max(1, self.total // 10)
+        if self.plain and (self.done % step == 0 or self.done == self.total):
+            self.console.print(
+                f"running: {self.done}/{self.total} tests, {self.failed} failing",
+                markup=False,
+                highlight=False,
+            )
 
     def pytest_sessionfinish(self, session: Any) -> None:
         self.progress.stop()
