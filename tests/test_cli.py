@@ -173,3 +173,14 @@ def test_undeclared_capabilities_are_unsupported_not_failures(tmp_path: Path) ->
     assert statuses["SER-001"] == "unsupported"
     assert set(statuses.values()) == {"pass", "unsupported"}
     assert data["compliance"] == 1.0  # unsupported tests do not count against it
+
+
+def test_keyword_selection_is_reflected_in_the_record(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    done = cli("run", "-r", "URI-*", "-k", "surrogate", "--report-dir", str(out))
+    assert done.returncode == 0, done.stderr
+    lines = (out / "record.jsonl").read_text().splitlines()
+    header, tests = json.loads(lines[0]), [json.loads(line) for line in lines[1:-1]]
+    assert header["filters"]["keyword"] == "surrogate"
+    assert header["selected"] == len(tests) > 0
+    assert all("surrogate" in t["nodeid"] for t in tests)

@@ -183,6 +183,9 @@ class HarnessPlugin:
     # --- the record header: handshake once the selection is known -----------------------
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # -k and other plugins deselect after us: keep what will actually run.
+        final = {item.nodeid for item in session.items}
+        self.meta = {k: v for k, v in self.meta.items() if k in final}
         if not self.meta or self.config.option.collectonly:
             return
         record = self.config.getoption("dsh_record")
