@@ -232,6 +232,9 @@ class HarnessPlugin:
         from dsh_conformance import __version__
 
         current = settings()
+        seed = self.config.getoption("hypothesis_seed", None)
+        if isinstance(seed, str) and seed.isdigit():
+            seed = int(seed)  # the CLI passes digits: record a number, replayable as --seed
         return {
             "suite_version": __version__,
             "spec_version": spec_version(),
@@ -239,7 +242,7 @@ class HarnessPlugin:
             "adapter": adapter,
             "hypothesis": {
                 "profile": settings.get_current_profile_name(),
-                "seed": self.config.getoption("hypothesis_seed", None),
+                "seed": seed,
                 "derandomize": current.derandomize,
                 "max_examples": current.max_examples,
             },
