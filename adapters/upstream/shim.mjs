@@ -61,6 +61,22 @@ async function handle(request) {
       return { id, result: null }
     case 'meta.info':
       return { id, result: info() }
+    case 'meta.bench': {
+      // Time `repeat` runs of one op inside Node, without the protocol (tools/bench_upstream.py).
+      const entry = OPS.get(args.op)
+      if (entry === undefined) return { id, error: { code: 'DSH_UNSUPPORTED_OPERATION', message: `no operation ${JSON.stringify(args.op)}` } }
+      const millis = []
+      try {
+        for (let i = 0; i < (args.repeat ?? 1); i += 1) {
+          const start = performance.now()
+          await entry.handler(args.args ?? {})
+          millis.push(performance.now() - start)
+        }
+      } catch (error) {
+        return { id, error: errorReply(error, entry) }
+      }
+      return { id, result: { millis } }
+    }
     case 'shutdown':
       return { id, result: null, shutdown: true }
     default: {
