@@ -43,7 +43,7 @@ from dsh_conformance.model.prompt_submit import (
     run_waterfall,
 )
 from dsh_conformance.model.scripted import ScriptedModel, render
-from dsh_conformance.model.session import Event, SessionHeader, SessionLog, derive_message
+from dsh_conformance.model.session import Event, Replace, SessionHeader, SessionLog, derive_message
 from dsh_conformance.model.system_prompt import AgentOptions, render_system_prompt
 
 USER_CANCEL: Final = FrozenDict({"kind": "user"})
@@ -135,7 +135,8 @@ class Agent:
         self._deferred: list[FrozenDict] = []
         self._header_logged = False
         self._folded: Any = self._fold_header(self.log.events)
-        self._messages: dict[int, Any] = {}  # seq -> frozen derived message (events are immutable)
+        self._boundary_cache: list[Any] = []  # frozen derived messages of the surface
+        self._boundary_upto = 0  # log length the cache reflects
         self._requests: list[Any] = []
         self._notifications: list[dict[str, Any]] = []
         self._submissions: list[dict[str, Any]] = []
@@ -623,17 +624,23 @@ class Agent:
     def _boundary(self) -> tuple[Any, ...]:
         """``derive_messages()`` of the current surface, sharing one frozen message per event.
 
-        Equal to the session module's derivation; cached because events never change, so a
-        long conversation does not re-copy its history for every captured request.
+        Equal to the session module's derivation, but incremental: events never change, so
+        while the log only appends surface nodes the previous boundary is extended; a
+        ``replace`` (compaction) since the last boundary recomputes it from the surface.
         """
-        out = []
-        for node in self.log.surface():
-            if node.seq not in self._messages:
-                self._messages[node.seq] = freeze(derive_message(node))
-            message = self._messages[node.seq]
+        events = self.log.events
+        new = events[self._boundary_upto :]
+        if any(isinstance(e.surface_op, Replace) for e in new) or self._boundary_upto == 0:
+            self._boundary_cache = []
+            nodes: Iterable[Event] = self.log.surface()
+        else:
+            nodes = (e for e in new if e.surface_op == "append")
+        for node in nodes:
+            message = freeze(derive_message(node))
             if message is not None:
-                out.append(message)
-        return tuple(out)
+                self._boundary_cache.append(message)
+        self._boundary_upto = len(events)
+        return tuple(self._boundary_cache)
 
     def _append(self, type: str, data: Any) -> Event:
         return self.log.append(type, data)
