@@ -100,3 +100,27 @@ def test_a_forked_agent_with_the_same_options_has_the_same_system_prompt() -> No
     header = [e for e in child.events[len(parent.events) :] if e.type == "request/header"]
     assert header[0].data["reason"] == "resume"
     assert child.requests[0]["system"] == parent.requests[0]["system"]
+
+
+def test_a_replace_appended_between_turns_resets_the_boundary() -> None:
+    from dsh_conformance.model.session import Replace
+
+    agent = new_agent()
+    agent.send([{"type": "text", "text": "OLD"}])
+    agent.run_until_idle()
+    surface = agent.log.surface()
+    first, last = surface[0].seq, surface[-1].seq
+    agent.log.append(
+        "user/message",
+        {
+            "content": [{"type": "text", "text": "SUMMARY"}],
+            "source": {"kind": "plugin", "plugin": "compact"},
+        },
+        surface_op=Replace(first, last),
+        source_event_seqs=[n.seq for n in surface],
+    )
+    agent.send([{"type": "text", "text": "NEW"}])
+    agent.run_until_idle()
+    messages = agent.requests[-1]["messages"]
+    assert [m["content"][0]["text"] for m in messages] == ["SUMMARY", "NEW"]
+    assert replay_requests(agent.events, agent.id) == agent.requests
