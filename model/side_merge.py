@@ -70,9 +70,10 @@ def _text_of(event: Event) -> str:
 def find_handback(events: Sequence[Event], seed_length: int) -> str | None:
     """SIDE-058 (D-106): the child's latest handback, or None.
 
-    A handback is the concatenated text of the last assistant/message with non-empty text
-    in a turn the child appended (after its seed) that was triggered by a sidechat-sourced
-    message and ended ``completed``; the latest such turn wins.
+    The latest turn the child appended (after its seed) that was triggered by a
+    sidechat-sourced message and ended ``completed`` decides: its handback is the
+    concatenated text blocks of its last assistant/message with non-empty text (None if
+    it has none).  Aborted or failed answers never count.
     """
     found: str | None = None
     asked = False
@@ -93,8 +94,8 @@ def find_handback(events: Sequence[Event], seed_length: int) -> str | None:
                 text = candidate
         elif event.type == "turn/end" and asked:
             reason = data.get("reason") if isinstance(data, Mapping) else None
-            if isinstance(reason, Mapping) and reason.get("kind") == "completed" and text:
-                found = text
+            if isinstance(reason, Mapping) and reason.get("kind") == "completed":
+                found = text or None  # the latest completed answer decides, even without text
             asked = False
     return found
 
