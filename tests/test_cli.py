@@ -184,3 +184,18 @@ def test_keyword_selection_is_reflected_in_the_record(tmp_path: Path) -> None:
     assert header["filters"]["keyword"] == "surrogate"
     assert header["selected"] == len(tests) > 0
     assert all("surrogate" in t["nodeid"] for t in tests)
+
+
+def test_spec_profile_selects_tests_through_their_requirements(tmp_path: Path) -> None:
+    from dsh_conformance.spec import load_catalog
+
+    out = tmp_path / "out"
+    done = cli("run", "--spec-profile", "release", "--report-dir", str(out))
+    assert done.returncode in (0, 1), done.stderr
+    lines = (out / "record.jsonl").read_text().splitlines()
+    tests = [json.loads(line) for line in lines[1:-1]]
+    catalog = load_catalog().requirements
+    assert tests
+    for test in tests:
+        assert any("release" in catalog[r].profiles for r in test["requirements"]), test
+    assert json.loads(lines[0])["spec_profile"] == "release"
