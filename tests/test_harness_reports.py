@@ -192,3 +192,22 @@ def test_failure_classification() -> None:
     assert classify_failure(wrapped) is Outcome.CRASH
     assert classify_skip("Skipped: unsupported: uri") is Outcome.UNSUPPORTED
     assert classify_skip("because") is Outcome.SKIPPED
+
+
+def test_reports_say_how_to_replay_the_run(tmp_path: Path) -> None:
+    import shlex
+
+    from dsh_conformance.reporting.summary import replay_command
+
+    path = write(tmp_path / "r.jsonl", [t("a", "fail")])
+    text = path.read_text().replace(
+        '"selected"', '"hypothesis":{"seed":42,"profile":"ci"},"selected"'
+    )
+    path.write_text(text)
+    record = load_record(path)
+    argv = shlex.split(replay_command(record))
+    assert argv[:4] == ["dsh-conformance", "run", "--adapter", "x"]
+    assert argv[argv.index("--seed") + 1] == "42"
+    assert argv[argv.index("--hypothesis-profile") + 1] == "ci"
+    assert argv[argv.index("--requirement") + 1] == "URI-*"
+    assert "replay: `dsh-conformance run" in markdown.render(record)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dsh_conformance.outcomes import Outcome
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import for_markdown_cell
-from dsh_conformance.reporting.summary import compliance, requirement_rows
+from dsh_conformance.reporting.summary import compliance, replay_command, requirement_rows
 
 ICONS = {
     "fail": "❌ fail",
@@ -32,6 +32,7 @@ def render(record: RunRecord, *, failures_limit: int = 50) -> str:
     ]
     if share is not None:
         lines.append(f"- **{share:.1%}** of applicable tests pass")
+    lines.append(f"- replay: `{for_markdown_cell(replay_command(record), 1000)}`")
     if record.truncated:
         lines.append("- **TRUNCATED**: the record has no footer; the run did not finish")
     for problem in record.expectation_problems:

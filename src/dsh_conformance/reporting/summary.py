@@ -112,3 +112,27 @@ def run_failed(record: RunRecord) -> bool:
         or bool(record.expectation_problems)
         or any(t.outcome in FAILING for t in record.tests)
     )
+
+
+def replay_command(record: RunRecord) -> str:
+    """The command line that reruns *record* with the same examples (same seed)."""
+    import shlex
+
+    header = record.header
+    hypothesis = header.get("hypothesis") or {}
+    filters = header.get("filters") or {}
+    argv = ["dsh-conformance", "run", "--adapter", str((header.get("adapter") or {}).get("name"))]
+    if hypothesis.get("seed") is not None:
+        argv += ["--seed", str(hypothesis["seed"])]
+    if hypothesis.get("profile") in {"quick", "dev", "ci", "thorough"}:
+        argv += ["--hypothesis-profile", str(hypothesis["profile"])]
+    argv += ["--spec-profile", str(header.get("spec_profile", "seed"))]
+    for requirement in filters.get("requirements") or ():
+        argv += ["--requirement", str(requirement)]
+    for capability in filters.get("capabilities") or ():
+        argv += ["--capability", str(capability)]
+    if filters.get("keyword"):
+        argv += ["-k", str(filters["keyword"])]
+    if header.get("expectations"):
+        argv += ["--expectations", str(header["expectations"])]
+    return shlex.join(argv)

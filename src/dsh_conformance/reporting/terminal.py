@@ -11,7 +11,7 @@ from rich.text import Text
 from dsh_conformance.outcomes import APPLICABLE, Outcome
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import for_terminal
-from dsh_conformance.reporting.summary import compliance, requirement_rows
+from dsh_conformance.reporting.summary import compliance, replay_command, requirement_rows
 
 STYLES: Final = {
     "fail": "bold red",
@@ -84,3 +84,5 @@ def print_summary(record: RunRecord, console: Console, *, show_failures: bool = 
     if show_failures:
         console.print(failures(record))
     console.print(totals_line(record))
+    if any(t.outcome not in {Outcome.PASS, Outcome.UNSUPPORTED} for t in record.tests):
+        console.print(_text(f"replay: {replay_command(record)}", "dim"))
