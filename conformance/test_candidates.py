@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
@@ -156,6 +156,8 @@ def expected_order(sessions: dict[str, Any], target: dict[str, Any], query: str)
     st.sampled_from(["", "a", "/B", "x"]),
     st.integers(1, 8),
 )
+# Only the title contains the query: the seed's v1 discovery filters on id and cwd alone.
+@example({"t": sess("t", 0), "s1": sess("s1", 1, None, "xa")}, None, "x", 8)
 def test_filter_rank_and_limit(
     impl: Implementation, sessions: dict[str, Any], cwd: str | None, query: str, limit: int
 ) -> None:
