@@ -51,6 +51,7 @@ def load_cases() -> list[Any]:
 @pytest.mark.parametrize("case", load_cases())
 def test_case(impl: Implementation, case: dict[str, Any]) -> None:
     args = canonical_value(case["args"])
+    assert isinstance(args, dict), "case args must be an object"
     expect = case["expect"]
     if "error" in expect:
         assert impl.error_code(case["op"], **args) == expect["error"], case.get("note", "")
