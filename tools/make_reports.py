@@ -67,13 +67,26 @@ def run_one(name: str, adapter: str, profile: str) -> dict[str, Any]:
         if not record_path.exists():
             raise SystemExit(f"{name}: the run produced no record (pytest status {status})")
         record = load_record(record_path)
-    (REPORTS / f"{name}.md").write_text(markdown.render(record, failures_limit=200), "utf-8")
-    data = json.loads(jsonreport.render(record))
-    (REPORTS / f"{name}.json").write_text(
-        json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n", "utf-8"
-    )
+    text = markdown.render(record, failures_limit=200)
+    (REPORTS / f"{name}.md").write_text(relative(text), "utf-8")
+    data = stable(json.loads(jsonreport.render(record)))
+    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
+    (REPORTS / f"{name}.json").write_text(relative(text), "utf-8")
     totals = record.totals()
     return {"failed": run_failed(record), "totals": {str(k): v for k, v in totals.items()}}
+
+
+def relative(text: str) -> str:
+    """Paths inside the checkout, relative to it (a committed report names no home folder)."""
+    return text.replace(str(ROOT) + "/", "")
+
+
+def stable(data: dict[str, Any]) -> dict[str, Any]:
+    """Drop what changes on every run (timestamps, durations) so report diffs mean something."""
+    data.get("header", {}).pop("started", None)
+    for test in data.get("tests", []):
+        test.pop("duration", None)
+    return data
 
 
 def divergences() -> str:
