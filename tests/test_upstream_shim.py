@@ -158,3 +158,83 @@ def test_a_wrong_protocol_version_is_refused() -> None:
     lines, _ = raw_exchange([json.dumps({"id": 0, "op": "handshake", "args": {"protocol": 2}})])
     [reply] = (json.loads(line) for line in lines)
     assert reply["error"]["code"] == "DSH_UNSUPPORTED_OPERATION"
+
+
+def _event(
+    seq: int, type_: str, data: dict[str, object], op: object = "append"
+) -> dict[str, object]:
+    out: dict[str, object] = {"type": type_, "seq": seq, "time": 100 + seq, "data": data}
+    if op is not None:
+        out["surfaceOp"] = op
+    return out
+
+
+def _text(text: str) -> list[dict[str, str]]:
+    return [{"type": "text", "text": text}]
+
+
+def test_seed_logs_are_folded_by_the_real_store(adapter: SubprocessAdapter) -> None:
+    """D-145: seqs, times and the caller's events survive translation; the release folds."""
+    user = {"kind": "user"}
+    events = [
+        _event(0, "user/message", {"content": _text("old"), "source": user}),
+        _event(1, "assistant/message", {"turn": 1, "step": 1, "content": _text("old answer")}),
+        _event(2, "turn/end", {"turn": 1, "reason": {"kind": "completed"}}, op=None),
+        {
+            **_event(
+                3,
+                "user/message",
+                {"content": _text("summary"), "source": {"kind": "plugin", "plugin": "compact"}},
+            ),
+            "surfaceOp": {"op": "replace", "start": 0, "end": 1},
+            "sourceEventSeqs": [0, 1],
+        },
+        _event(
+            4,
+            "context/message",
+            {"content": _text("injected"), "source": {"kind": "plugin", "plugin": "x"}},
+        ),
+        _event(
+            5,
+            "user/message",
+            {
+                "content": _text("BAKED PREFIX\n\n## My request:\nreal prompt"),
+                "source": user,
+                "envelope": {"displayContent": _text("real prompt"), "prefixContexts": []},
+            },
+        ),
+    ]
+    session = {"header": {"id": "src", "createdAt": 7, "cwd": "/w"}, "events": events}
+    surface = adapter.call("session.surface", {"session": session})
+    assert surface["session"] == {"version": 0, "id": "src", "createdAt": 7, "cwd": "/w"}
+    assert surface["capturedThroughSeq"] == 5
+    assert [e["seq"] for e in surface["events"]] == [3, 4, 5]
+    assert surface["events"][1] == events[4]  # the caller's own event, time included
+    items = adapter.call("projection.project", {"session": session})
+    assert items == [
+        {"role": "user", "text": "summary", "checkpoint": True},
+        {"role": "user", "text": "real prompt", "checkpoint": False},
+    ]
+
+
+def test_a_log_the_release_rejects_is_an_unreadable_source(adapter: SubprocessAdapter) -> None:
+    bad = {
+        "header": {"id": "bad", "createdAt": 0},
+        "events": [
+            {
+                **_event(0, "user/message", {"content": _text("x"), "source": {"kind": "user"}}),
+                "surfaceOp": {"op": "replace", "start": 9, "end": 9},
+                "sourceEventSeqs": [],
+            },
+        ],
+    }
+    impl = Implementation(adapter)
+    code = impl.error_code(
+        "prepare",
+        target={"id": "t"},
+        content=[],
+        references=[{"sessionId": "bad"}],
+        sessions={"bad": bad},
+    )
+    assert code == "SESSION_REFERENCE_READ_FAILED"
+    assert impl.error_code("session.surface", session=bad) == "DSH_INVALID_EVENT"
