@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import Any, Final
 
-from attrs import define, field
+from attrs import define, field, frozen
 
 from dsh_conformance.model import jsstr
 from dsh_conformance.model.errors import DshError, ErrorCode
@@ -48,6 +48,15 @@ from dsh_conformance.model.system_prompt import AgentOptions, render_system_prom
 
 USER_CANCEL: Final = FrozenDict({"kind": "user"})
 ABORTED_BEFORE_DISPATCH: Final = "TOOL_ABORTED_BEFORE_DISPATCH"
+
+
+@frozen
+class ToolOutcome:
+    """What one tool call produced: its result content, error flag and error record."""
+
+    content: Any
+    is_error: bool = False
+    error: Mapping[str, str] | None = None
 
 
 class Phase(StrEnum):
@@ -521,30 +530,42 @@ class Agent:
                 self._append("context/message", context)
         return bool(drained)
 
+    def pre_execute(self, name: str, call: Mapping[str, Any]) -> ToolOutcome | None:
+        """The tools pre-execute seam: return an outcome to use instead of running *name*.
+
+        ``None`` (the default) runs the tool.  Side sessions' deny gate (SIDE-028) answers
+        here, so the call and its paired result are written the same way either way.
+        """
+        return None
+
     def _run_call(self, turn: _Turn, call: Mapping[str, Any]) -> None:
         name = str(call["name"])
-        call_seq = self._append(
-            "tool/call",
-            {
-                "turn": turn.number,
-                "step": turn.step,
-                "callId": call["id"],
-                "name": name,
-                "arguments": call["arguments"],
-            },
-        ).seq
-        tool = self.options.tool(name)
-        data: dict[str, Any] = {"turn": turn.number, "step": turn.step, "callId": call["id"]}
-        if tool is None:
-            data["content"] = [{"type": "text", "text": f'Error: unknown tool "{name}"'}]
-            data["isError"] = True
-            data["error"] = {"name": "ToolNotFoundError", "code": "UNKNOWN_TOOL"}
-        else:
-            data["content"] = tool.result
-            data["isError"] = tool.is_error
-        self.log.append("tool/result", data, source_event_seqs=[call_seq])
+        outcome = self.pre_execute(name, call)
+        if outcome is None:
+            tool = self.options.tool(name)
+            if tool is None:
+                outcome = ToolOutcome(
+                    content=({"type": "text", "text": f'Error: unknown tool "{name}"'},),
+                    is_error=True,
+                    error={"name": "ToolNotFoundError", "code": "UNKNOWN_TOOL"},
+                )
+            else:
+                outcome = ToolOutcome(content=tool.result, is_error=tool.is_error)
+        self._record_call(turn, call, outcome)
 
     def _abort_call(self, turn: _Turn, call: Mapping[str, Any]) -> None:
+        self._record_call(
+            turn,
+            call,
+            ToolOutcome(
+                content=({"type": "text", "text": "Error: tool call aborted before dispatch"},),
+                is_error=True,
+                error={"name": "AbortError", "code": ABORTED_BEFORE_DISPATCH},
+            ),
+        )
+
+    def _record_call(self, turn: _Turn, call: Mapping[str, Any], outcome: ToolOutcome) -> None:
+        """Append a ``tool/call`` and its paired ``tool/result`` (calls never dangle)."""
         call_seq = self._append(
             "tool/call",
             {
@@ -555,18 +576,16 @@ class Agent:
                 "arguments": call["arguments"],
             },
         ).seq
-        self.log.append(
-            "tool/result",
-            {
-                "turn": turn.number,
-                "step": turn.step,
-                "callId": call["id"],
-                "content": [{"type": "text", "text": "Error: tool call aborted before dispatch"}],
-                "isError": True,
-                "error": {"name": "AbortError", "code": ABORTED_BEFORE_DISPATCH},
-            },
-            source_event_seqs=[call_seq],
-        )
+        data: dict[str, Any] = {
+            "turn": turn.number,
+            "step": turn.step,
+            "callId": call["id"],
+            "content": outcome.content,
+            "isError": outcome.is_error,
+        }
+        if outcome.error is not None:
+            data["error"] = outcome.error
+        self.log.append("tool/result", data, source_event_seqs=[call_seq])
 
     def _end_batch(self) -> None:
         self._tool_batch = False

@@ -6,8 +6,8 @@ gate is optional (capability ``side.deny-gate``, D-108): a child forked with a d
 does not execute calls to the listed tools; each such call still gets its ``tool/call`` and
 a paired error ``tool/result`` (so the log stays balanced), and nothing else changes.
 
-The reference agent has no public pre-execute hook yet, so the gate is a subclass that
-intercepts the one place a call is dispatched.
+The gate answers the agent's tools pre-execute seam (``Agent.pre_execute``), so a denied
+call is written exactly like any other call and result.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from dsh_conformance.model import jsstr
-from dsh_conformance.model.agent import Agent, _Turn
+from dsh_conformance.model.agent import Agent, ToolOutcome
 from dsh_conformance.model.session import Event, SessionHeader
 from dsh_conformance.model.system_prompt import AgentOptions
 
@@ -42,30 +42,11 @@ class GatedAgent(Agent):
         super().__init__(header, seed, options)
         self.deny: frozenset[str] = frozenset(deny)
 
-    def _run_call(self, turn: _Turn, call: Mapping[str, Any]) -> None:
-        name = str(call["name"])
+    def pre_execute(self, name: str, call: Mapping[str, Any]) -> ToolOutcome | None:
         if name not in self.deny:
-            super()._run_call(turn, call)
-            return
-        call_seq = self.log.append(
-            "tool/call",
-            {
-                "turn": turn.number,
-                "step": turn.step,
-                "callId": call["id"],
-                "name": name,
-                "arguments": call["arguments"],
-            },
-        ).seq
-        self.log.append(
-            "tool/result",
-            {
-                "turn": turn.number,
-                "step": turn.step,
-                "callId": call["id"],
-                "content": [{"type": "text", "text": denied_text(name)}],
-                "isError": True,
-                "error": {"name": name, "code": TOOL_DENIED},
-            },
-            source_event_seqs=[call_seq],
+            return super().pre_execute(name, call)
+        return ToolOutcome(
+            content=({"type": "text", "text": denied_text(name)},),
+            is_error=True,
+            error={"name": name, "code": TOOL_DENIED},
         )
