@@ -10,6 +10,21 @@ import json
 import re
 from typing import Any
 
+#: Key order of one per-source metadata record (D-40), in the seed's meta and in the
+#: release's recall source alike.
+RECORD_KEYS = [
+    "sessionId",
+    "label",
+    "capturedThroughSeq",
+    "compacted",
+    "originalMessages",
+    "retainedMessages",
+    "omittedMessages",
+    "omittedBytes",
+    "truncated",
+    "inputIndex",
+]
+
 LONE = re.compile("[\ud800-\udfff]")
 NOTICE = re.compile(r"\n\[\u2026 omitted (\d+) UTF-8 bytes \u2026\]\Z")
 OPEN, CLOSE = "<referenced-sessions>\n", "\n</referenced-sessions>"

@@ -11,9 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from hypothesis import HealthCheck
 from hypothesis import strategies as st
 
 from dsh_conformance.conformance.strategies import js_strings
+
+#: Generation of whole session logs is legitimately slow on a loaded CI machine.
+SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large]
 
 USER = {"kind": "user"}
 COMPACT = {"kind": "plugin", "plugin": "compact"}

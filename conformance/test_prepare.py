@@ -6,13 +6,14 @@ import copy
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.conformance.preparation_oracles import (
     CLOSE,
     OPEN,
+    RECORD_KEYS,
     data_region,
     js_loads,
     tag_safe_bytes,
@@ -21,14 +22,13 @@ from dsh_conformance.conformance.preparation_oracles import (
 from dsh_conformance.conformance.strategies import js_strings
 from dsh_conformance.conformance.strategies_sessions import (
     COMPACT,
+    SLOW,
     USER,
     SessionCase,
     session_cases,
     text_block,
 )
 
-#: Generation of whole session logs is legitimately slow on a loaded CI machine.
-SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large]
 pytestmark = pytest.mark.capability("prepare")
 
 INVALID_REFERENCE = "SESSION_REFERENCE_INVALID_REFERENCE"
@@ -310,18 +310,7 @@ def test_key_order(impl: Implementation) -> None:
     context = result["contexts"][0]
     assert list(context) == ["source", "content", "placement", "meta"]
     assert list(context["meta"]) == ["kind", "version", "references"]
-    assert list(context["meta"]["references"][0]) == [
-        "sessionId",
-        "label",
-        "capturedThroughSeq",
-        "compacted",
-        "originalMessages",
-        "retainedMessages",
-        "omittedMessages",
-        "omittedBytes",
-        "truncated",
-        "inputIndex",
-    ]
+    assert list(context["meta"]["references"][0]) == RECORD_KEYS
     prompt = context["content"][0]["text"]
     assert (
         '[{"sessionId":"a","label":"a","cwd":null,"capturedThroughSeq":0,"conversation":[' in prompt

@@ -5,19 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.conformance.strategies_sessions import (
     COMPACT,
+    SLOW,
     USER,
     SessionCase,
     session_cases,
     text_block,
 )
 
-#: Generation of whole session logs is legitimately slow on a loaded CI machine.
-SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large]
 pytestmark = pytest.mark.capability("projection")
 INVALID_EVENT = "DSH_INVALID_EVENT"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
@@ -19,6 +19,7 @@ from dsh_conformance.conformance.preparation_oracles import (
 from dsh_conformance.conformance.strategies import js_strings
 from dsh_conformance.conformance.strategies_sessions import (
     COMPACT,
+    SLOW,
     USER,
     SessionCase,
     big_texts,
@@ -26,8 +27,6 @@ from dsh_conformance.conformance.strategies_sessions import (
     text_block,
 )
 
-#: Generation of whole session logs is legitimately slow on a loaded CI machine.
-SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large]
 pytestmark = pytest.mark.capability("retention")
 BUDGET = "SESSION_REFERENCE_BUDGET_EXCEEDED"
 
