@@ -7,13 +7,12 @@ from a property or stateful test can be pasted in as a permanent case.
 
 from __future__ import annotations
 
-import json
-from importlib import resources
 from typing import Any
 
 import pytest
 
 from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.conformance.casefiles import cases
 from dsh_conformance.model.jsstr import canonical_value
 
 FORMAT = "dsh-cases/1"
@@ -28,24 +27,19 @@ def _op_capabilities() -> dict[str, str]:
 
 def load_cases() -> list[Any]:
     capabilities = _op_capabilities()
-    params = []
-    folder = resources.files("dsh_conformance.conformance") / "cases"
-    for entry in sorted(folder.iterdir(), key=lambda p: p.name):
-        if not entry.name.endswith(".json"):
-            continue
-        data = json.loads(entry.read_text(encoding="utf-8"))
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            continue
-        for case in data["cases"]:
-            capability = case.get("capability") or capabilities.get(case["op"], "uri")
-            params.append(
-                pytest.param(
-                    case,
-                    id=f"{entry.name.removesuffix('.json')}:{case['id']}",
-                    marks=[pytest.mark.req(*case["req"]), pytest.mark.capability(capability)],
-                )
-            )
-    return params
+    return [
+        pytest.param(
+            case,
+            id=f"{stem}:{case['id']}",
+            marks=[
+                pytest.mark.req(*case["req"]),
+                pytest.mark.capability(
+                    case.get("capability") or capabilities.get(case["op"], "uri")
+                ),
+            ],
+        )
+        for stem, case in cases(FORMAT)
+    ]
 
 
 @pytest.mark.parametrize("case", load_cases())

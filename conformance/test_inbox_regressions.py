@@ -7,13 +7,12 @@ step (D-75).
 
 from __future__ import annotations
 
-import json
-from importlib import resources
 from typing import Any
 
 import pytest
 
 from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.conformance.casefiles import cases
 from dsh_conformance.conformance.inbox_machine import InboxMachine
 
 FORMAT = "dsh-agent-program/1"
@@ -25,23 +24,14 @@ RULES = frozenset(
 
 
 def load_programs() -> list[Any]:
-    folder = resources.files("dsh_conformance.conformance") / "cases"
-    params = []
-    for entry in sorted(folder.iterdir(), key=lambda p: p.name):
-        if not entry.name.endswith(".json"):
-            continue
-        data = json.loads(entry.read_text(encoding="utf-8"))
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            continue
-        for case in data["cases"]:
-            params.append(
-                pytest.param(
-                    case,
-                    id=f"{entry.name.removesuffix('.json')}:{case['id']}",
-                    marks=[pytest.mark.req(*case["req"]), pytest.mark.capability("agent")],
-                )
-            )
-    return params
+    return [
+        pytest.param(
+            case,
+            id=f"{stem}:{case['id']}",
+            marks=[pytest.mark.req(*case["req"]), pytest.mark.capability("agent")],
+        )
+        for stem, case in cases(FORMAT)
+    ]
 
 
 def check(machine: InboxMachine) -> None:
