@@ -134,8 +134,8 @@ def expected_prompt_data(
 # --- independent surface fold and replay (research note B §1.4, §2.13) --------------------
 
 
-def derive(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Model messages of the current surface: append pushes, replace splices a range."""
+def surface(events: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The current surface: append pushes, replace swaps a seq range of current nodes."""
     nodes: list[Mapping[str, Any]] = []
     for event in events:
         if event["type"] not in SURFACE_TYPES:
@@ -147,6 +147,12 @@ def derive(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         seqs = [n["seq"] for n in nodes]
         lo, hi = seqs.index(op["start"]), seqs.index(op["end"])
         nodes[lo : hi + 1] = [event]
+    return nodes
+
+
+def derive(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Model messages of the current surface: append pushes, replace splices a range."""
+    nodes = surface(events)
     out: list[dict[str, Any]] = []
     for node in nodes:
         data = node["data"]

@@ -16,6 +16,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dsh_conformance.conformance.agent_support import surface as surface
+
 JsonLog = Mapping[str, Any]
 Events = Sequence[Mapping[str, Any]]
 
@@ -100,22 +102,6 @@ def expected_prefix_length(events: Events) -> int:
 
 
 # --- surface fold and replay ------------------------------------------------------------
-
-
-def surface(events: Events) -> list[Mapping[str, Any]]:
-    """The current surface: append pushes, replace swaps a seq range of current nodes."""
-    nodes: list[Mapping[str, Any]] = []
-    for event in events:
-        op = event.get("surfaceOp")
-        if op is None:
-            continue
-        if op == "append":
-            nodes.append(event)
-            continue
-        seqs = [n["seq"] for n in nodes]
-        lo, hi = seqs.index(op["start"]), seqs.index(op["end"])
-        nodes[lo : hi + 1] = [event]
-    return nodes
 
 
 def message_of(event: Mapping[str, Any]) -> dict[str, Any] | None:
