@@ -60,3 +60,12 @@ def test_quotes_are_verbatim_seed_sentences() -> None:
         assert normalize(req.quote) in texts[req.seed_file], (
             f"{req.id}: quote not in seed {req.seed}"
         )
+
+
+def test_rendered_catalog_page_is_current() -> None:
+    from dsh_conformance.spec.render import render
+
+    page = Path(__file__).resolve().parents[1] / "spec" / "CATALOG.md"
+    assert page.read_text(encoding="utf-8") == render(load_catalog()), (
+        "spec/CATALOG.md is stale: run python -m dsh_conformance.spec.render > spec/CATALOG.md"
+    )

@@ -1,0 +1,113 @@
+"""Render the requirement catalog to one readable Markdown page (spec/CATALOG.md).
+
+The TOML files are the source of truth; the page is generated so people can read and
+cite the catalog on a code host.  ``python -m dsh_conformance.spec.render > spec/CATALOG.md``
+regenerates it, and tests/test_catalog.py fails when the committed page is stale.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import defaultdict
+
+from dsh_conformance.spec import Catalog, Requirement, load_catalog
+
+AREAS = {
+    "URI": "dsh-session: URIs",
+    "MENTION": "Mentions in text",
+    "SER": "Tag-safe serialization",
+    "JS": "JavaScript strings",
+    "PROJ": "Projection of the current surface",
+    "RET": "Per-source byte retention",
+    "ENV": "The prepared context and the prompt envelope",
+    "PREP": "prepare()",
+    "HOST": "Host adapters and candidate discovery",
+    "INBOX": "Inbox (message) ownership",
+    "SIDE": "Interactive side sessions",
+    "REL": "Release profile (the published 0.1.0-rc.8 behaviour)",
+    "GEN": "General (informative)",
+}
+SEEDS = {
+    "000": "seed 000 (cross-session references)",
+    "004": "seed 004 (side sessions)",
+    "decision": "decision",
+}
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _requirement(req: Requirement) -> list[str]:
+    lines = [f"### {req.id} — {req.title}", ""]
+    meta = [
+        f"**{req.level}**",
+        SEEDS[req.seed],
+        f"capability `{req.capability}`",
+    ]
+    if req.profiles != ("seed",):
+        meta.append("profiles " + ", ".join(req.profiles))
+    if req.decisions:
+        meta.append("decisions " + ", ".join(f"[{d}](#{d.lower()})" for d in req.decisions))
+    if req.verification:
+        meta.append("covers " + ", ".join(req.verification))
+    lines += [" · ".join(meta), "", f"> {req.quote}", ""]
+    if req.note:
+        lines += [req.note, ""]
+    return lines
+
+
+def render(catalog: Catalog) -> str:
+    """The whole catalog as Markdown (deterministic: same catalog, same bytes)."""
+    by_area: dict[str, list[Requirement]] = defaultdict(list)
+    for req in catalog.requirements.values():
+        by_area[req.area].append(req)
+    levels: dict[str, int] = defaultdict(int)
+    for req in catalog.requirements.values():
+        levels[req.level] += 1
+    out = [
+        "# Requirement catalog",
+        "",
+        "Generated from `spec/requirements/*.toml`, `spec/decisions/*.toml` and",
+        "`spec/verification.toml` by `python -m dsh_conformance.spec.render`; do not edit.",
+        "",
+        f"{len(catalog.requirements)} requirements ("
+        + ", ".join(f"{n} {lvl}" for lvl, n in sorted(levels.items()))
+        + f"), {len(catalog.decisions)} decisions.",
+        "",
+        "| area | requirements |",
+        "| --- | --- |",
+    ]
+    order = [a for a in AREAS if a in by_area] + sorted(set(by_area) - set(AREAS))
+    for area in order:
+        out.append(f"| [{AREAS.get(area, area)}](#{area.lower()}) | {len(by_area[area])} |")
+    out += ["", "## Verification items and acceptance criteria", ""]
+    covering: dict[str, list[str]] = defaultdict(list)
+    for req in catalog.requirements.values():
+        for item in req.verification:
+            covering[item].append(req.id)
+    out += ["| item | seed | text | requirements |", "| --- | --- | --- | --- |"]
+    for item_id, item in catalog.verification.items():
+        reqs = ", ".join(sorted(covering[item_id]))
+        out.append(f"| {item_id} | {item['seed']} | {_cell(item['text'])} | {reqs} |")
+    for area in order:
+        out += ["", f"## {area}", "", f"*{AREAS.get(area, area)}*", ""]
+        for req in sorted(by_area[area], key=lambda r: r.id):
+            out += _requirement(req)
+    out += ["", "## Decisions", ""]
+    for dec in sorted(catalog.decisions.values(), key=lambda d: int(d.id[2:])):
+        out += [f"### {dec.id}", "", f"**{dec.title}**", ""]
+        if dec.question:
+            out += [f"*Question:* {dec.question}", ""]
+        out += [f"*Decision:* {dec.decision}", "", f"*Follows:* {dec.follows}", ""]
+        if dec.requirements:
+            out += ["*Requirements:* " + ", ".join(dec.requirements), ""]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def main() -> None:
+    sys.stdout.write(render(load_catalog()))
+
+
+if __name__ == "__main__":
+    main()
