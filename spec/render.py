@@ -84,8 +84,8 @@ def render(catalog: Catalog) -> str:
     out += ["", "## Verification items and acceptance criteria", ""]
     covering: dict[str, list[str]] = defaultdict(list)
     for req in catalog.requirements.values():
-        for item in req.verification:
-            covering[item].append(req.id)
+        for covered in req.verification:
+            covering[covered].append(req.id)
     out += ["| item | seed | text | requirements |", "| --- | --- | --- | --- |"]
     for item_id, item in catalog.verification.items():
         reqs = ", ".join(sorted(covering[item_id]))
