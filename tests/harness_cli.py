@@ -14,13 +14,28 @@ from dsh_conformance.record import RunRecord, load_record
 TESTS = Path(__file__).resolve().parent
 
 
+def cli_argv(*args: str) -> list[str]:
+    """The command line of ``python -m dsh_conformance.cli ARGS``."""
+    return [sys.executable, "-m", "dsh_conformance.cli", *args]
+
+
+def run_args(adapter: str, out: Path, *extra: str) -> list[str]:
+    """The arguments of ``run`` against *adapter*, writing its reports into *out*."""
+    return ["run", "--adapter", adapter, "--report-dir", str(out), *extra]
+
+
+def run_argv(adapter: str, out: Path, *extra: str) -> list[str]:
+    """The whole command line of ``run_args`` (for runs started with Popen)."""
+    return cli_argv(*run_args(adapter, out, *extra))
+
+
 def cli(
     *args: str, env: Mapping[str, str] | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
     """Run ``python -m dsh_conformance.cli ARGS`` with tests/ importable."""
     full_env = {**os.environ, "PYTHONPATH": str(TESTS), "COLUMNS": "200", **(env or {})}
     return subprocess.run(
-        [sys.executable, "-m", "dsh_conformance.cli", *args],
+        cli_argv(*args),
         capture_output=True,
         text=True,
         encoding="utf-8",
@@ -51,16 +66,7 @@ def run_record(
     """``run`` into tmp_path/out and read the record back."""
     out = tmp_path / "out"
     done = cli(
-        "run",
-        "--adapter",
-        adapter,
-        "--report-dir",
-        str(out),
-        "--seed",
-        "7",
-        "--hypothesis-profile",
-        "dev",
-        *extra,
+        *run_args(adapter, out, "--seed", "7", "--hypothesis-profile", "dev", *extra),
         env=env,
     )
     return done, load_record(out / "record.jsonl")

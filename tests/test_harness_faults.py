@@ -13,7 +13,7 @@ import pytest
 from dsh_conformance.record import load_record
 
 sys.path.insert(0, str(Path(__file__).parent))
-from harness_cli import cli, complete, fake, outcomes, run_record
+from harness_cli import cli, complete, fake, outcomes, run_argv, run_record
 
 #: A small, fast slice of the suite: the URI requirements.
 SLICE = ("--requirement", "URI-*")
@@ -125,19 +125,7 @@ def test_a_killed_run_keeps_every_finished_result(tmp_path: Path) -> None:
     """The record is flushed per line: kill the harness mid-run, read what it finished."""
     out = tmp_path / "out"
     record_path = out / "record.jsonl"
-    argv = [
-        sys.executable,
-        "-m",
-        "dsh_conformance.cli",
-        "run",
-        "--adapter",
-        fake("hang@40"),
-        "--report-dir",
-        str(out),
-        "--timeout",
-        "120",
-        *SLICE,
-    ]
+    argv = run_argv(fake("hang@40"), out, "--timeout", "120", *SLICE)
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60

@@ -12,27 +12,14 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from harness_cli import complete, served
+from harness_cli import complete, run_argv, served
 
 from dsh_conformance.record import RunRecord, load_record
 
 
 def start(tmp_path: Path, adapter: str) -> tuple[subprocess.Popen[str], Path]:
     out = tmp_path / adapter.split(":")[0]
-    argv = [
-        sys.executable,
-        "-m",
-        "dsh_conformance.cli",
-        "run",
-        "--adapter",
-        adapter,
-        "--report-dir",
-        str(out),
-        "--seed",
-        "0",
-        "--hypothesis-profile",
-        "quick",
-    ]
+    argv = run_argv(adapter, out, "--seed", "0", "--hypothesis-profile", "quick")
     process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     return process, out / "record.jsonl"
 

@@ -57,6 +57,10 @@ class UpstreamUnavailable(DshError):
         self.reason = reason
 
 
+#: The hint of every "Node is missing or too old" error.
+NODE_HINT = "install Node.js 20.6 or newer, or set DSH_NODE to its path"
+
+
 def node_executable() -> str:
     """Path of ``node`` (``$DSH_NODE`` wins), checked to be at least Node 20.6."""
     node = os.environ.get("DSH_NODE") or shutil.which("node")
@@ -64,7 +68,7 @@ def node_executable() -> str:
         raise UpstreamUnavailable(
             "node-missing",
             "the upstream adapter needs Node.js, and no 'node' is on PATH",
-            hint="install Node.js 20.6 or newer, or set DSH_NODE to its path",
+            hint=NODE_HINT,
         )
     version = node_version(node)
     if version < MIN_NODE:
@@ -72,7 +76,7 @@ def node_executable() -> str:
         raise UpstreamUnavailable(
             "node-too-old",
             f"the upstream adapter needs Node.js >= 20.6; {node} is {found}",
-            hint="install Node.js 20.6 or newer, or set DSH_NODE to its path",
+            hint=NODE_HINT,
         )
     return node
 
@@ -87,7 +91,7 @@ def node_version(node: str) -> tuple[int, ...]:
         raise UpstreamUnavailable(
             "node-missing",
             f"cannot run {node} --version: {exc}",
-            hint="install Node.js 20.6 or newer, or set DSH_NODE to its path",
+            hint=NODE_HINT,
         ) from exc
     match = re.match(r"v(\d+)\.(\d+)\.(\d+)", out.strip())
     return tuple(int(g) for g in match.groups()) if match else (0,)
