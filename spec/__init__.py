@@ -16,6 +16,8 @@ from typing import Any
 from attrs import field, frozen
 
 SCHEMA_DIR = resources.files(__name__) / "schemas"
+#: The notes a requirement's ``seed`` field can name.
+SEED_FILES = {"000": "000_80154294bfbaae69.txt", "004": "004_66741de1e402cc1a.txt"}
 
 
 @frozen
@@ -38,8 +40,18 @@ class Requirement:
         return self.id.split("-", 1)[0]
 
     @property
+    def verdict(self) -> str:
+        """``seed`` when a sentence of a note is the source, else ``profile`` (D-161).
+
+        The seed verdict holds an implementation to what the notes say at the level they
+        say it; decision-sourced requirements (and identity with the reference model)
+        make the profile verdict, never a seed MUST.
+        """
+        return "seed" if self.seed in SEED_FILES else "profile"
+
+    @property
     def seed_file(self) -> str | None:
-        return {"000": "000_80154294bfbaae69.txt", "004": "004_66741de1e402cc1a.txt"}.get(self.seed)
+        return SEED_FILES.get(self.seed)
 
 
 @frozen

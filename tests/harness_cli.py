@@ -20,8 +20,13 @@ def cli_argv(*args: str) -> list[str]:
 
 
 def run_args(adapter: str, out: Path, *extra: str) -> list[str]:
-    """The arguments of ``run`` against *adapter*, writing its reports into *out*."""
-    return ["run", "--adapter", adapter, "--report-dir", str(out), *extra]
+    """The arguments of ``run`` against *adapter*, writing its reports into *out*.
+
+    Gated on every verdict (``--fail-on all``) unless *extra* chooses: these tests ask
+    whether anything failed; tests/test_verdicts.py checks the default gate.
+    """
+    gate = [] if "--fail-on" in extra else ["--fail-on", "all"]
+    return ["run", "--adapter", adapter, "--report-dir", str(out), *gate, *extra]
 
 
 def run_argv(adapter: str, out: Path, *extra: str) -> list[str]:

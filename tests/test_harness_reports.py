@@ -138,7 +138,7 @@ def test_every_renderer_escapes_adapter_text(tmp_path: Path) -> None:
     assert json.loads(outputs["json"])["totals"] == {"crash": 1, "fail": 1}
     for line in outputs["markdown"].splitlines():
         if line.startswith("| `conformance"):
-            assert line.count(" | ") == 2  # the message's '|' cannot add a column
+            assert line.count(" | ") == 3  # the message's '|' cannot add a column
 
 
 def test_junit_counts_and_properties(tmp_path: Path) -> None:

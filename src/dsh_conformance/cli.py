@@ -81,6 +81,25 @@ def main() -> None:
 
 # --- run ------------------------------------------------------------------------------------
 
+FAIL_ON_HELP = (
+    "which verdicts fail the command: seed (the notes' MUSTs, default), seed-should (also "
+    "their SHOULD/MAY), profile (also the reference/release profile), all"
+)
+
+
+def fail_on_option(command: F) -> F:
+    """``--fail-on``: the verdicts that make the exit status non-zero (D-161)."""
+    from dsh_conformance.reporting.summary import GATES
+
+    return click.option(
+        "--fail-on",
+        "fail_on",
+        type=click.Choice(GATES),
+        default="seed",
+        show_default=True,
+        help=FAIL_ON_HELP,
+    )(command)
+
 
 class _Progress:
     """A rich progress bar on stderr, fed by pytest hooks."""
@@ -201,6 +220,7 @@ def _write_reports(record_path: Path, report_dir: Path) -> list[Path]:
 @click.option("--validate", is_flag=True, help="check every protocol message (subprocess)")
 @click.option("-x", "--exitfirst", is_flag=True, help="stop at the first failure")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@fail_on_option
 @handles_errors
 def run(
     adapter: str,
@@ -218,11 +238,14 @@ def run(
     validate: bool,
     exitfirst: bool,
     fmt: str,
+    fail_on: str,
 ) -> None:
-    """Run the conformance suite and print a per-requirement table.
+    """Run the conformance suite and print both verdicts and a per-requirement table.
 
-    Exits 0 when every applicable test passes (or fails as its manifest expects), 1 on
-    failures, unexpected passes or stale expectations, 70 when the adapter cannot start.
+    The seed verdict holds the implementation to what the notes say; the profile verdict
+    to this project's decisions and the reference model's bytes.  Exits 0 when the
+    verdicts selected by --fail-on pass, 1 when one fails (or an expectation is stale or
+    unexpectedly passes), 70 when the adapter cannot start.
     """
     from dsh_conformance import runner
     from dsh_conformance.adapters.expectations import builtin_manifest
@@ -253,11 +276,17 @@ def run(
         err.print(f"[dim]dsh-conformance: {adapter} (seed {options.seed})[/dim]", markup=True)
         log = report_dir / "pytest.log" if report_dir is not None else None
         status = runner.run(options, record_path, plugins=[_Progress(err)], log=log)
-        _finish_run(status, record_path, report_dir, fmt, out, err)
+        _finish_run(status, record_path, report_dir, fmt, out, err, fail_on)
 
 
 def _finish_run(
-    status: int, record_path: Path, report_dir: Path | None, fmt: str, out: Any, err: Any
+    status: int,
+    record_path: Path,
+    report_dir: Path | None,
+    fmt: str,
+    out: Any,
+    err: Any,
+    fail_on: str = "seed",
 ) -> None:
     from dsh_conformance.record import load_record
     from dsh_conformance.reporting.summary import run_failed
@@ -292,7 +321,7 @@ def _finish_run(
         for path in _write_reports(record_path, report_dir):
             err.print(f"[dim]wrote {path}[/dim]")
         err.print(f"[dim]wrote {record_path}[/dim]")
-    if run_failed(record):
+    if run_failed(record, fail_on):
         sys.exit(EX_FAILURES)
 
 
@@ -317,16 +346,17 @@ def _print_record(record: Any, fmt: str, out: Any) -> None:
 @main.command()
 @click.argument("record", default="-")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@fail_on_option
 @handles_errors
-def summary(record: str, fmt: str) -> None:
-    """Summarise a run record (a file, or - for stdin); exit 1 if the run failed."""
+def summary(record: str, fmt: str, fail_on: str) -> None:
+    """Summarise a run record (a file, or - for stdin); exit 1 if a --fail-on verdict failed."""
     from dsh_conformance.record import load_record
     from dsh_conformance.reporting.summary import run_failed
 
     out, _ = _consoles()
     loaded = load_record(record)
     _print_record(loaded, fmt, out)
-    if run_failed(loaded):
+    if run_failed(loaded, fail_on):
         sys.exit(EX_FAILURES)
 
 
@@ -364,9 +394,10 @@ def report(records: Sequence[str], fmt: str, output: Path | None, title: str) ->
 @click.argument("old")
 @click.argument("new")
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown")
+@fail_on_option
 @handles_errors
-def diff(old: str, new: str, fmt: str) -> None:
-    """Compare two run records; exit 1 when NEW has failures OLD did not."""
+def diff(old: str, new: str, fmt: str, fail_on: str) -> None:
+    """Compare two run records; exit 1 when a --fail-on verdict of NEW gained a failure."""
     from dsh_conformance.record import load_record
     from dsh_conformance.reporting.diff import diff as compute
     from dsh_conformance.reporting.diff import render_markdown
@@ -378,7 +409,7 @@ def diff(old: str, new: str, fmt: str) -> None:
         click.echo(json_text(result.to_json()))
     else:
         click.echo(render_markdown(result, before, after), nl=False)
-    if result.regressed:
+    if result.regressed_on(fail_on):
         sys.exit(EX_FAILURES)
 
 

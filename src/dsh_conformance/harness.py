@@ -58,6 +58,7 @@ class _Progress:
     message: str = ""
     longrepr: str = ""
     duration: float = 0.0
+    blame: tuple[str, ...] = ()
 
 
 @define
@@ -313,6 +314,7 @@ class HarnessPlugin:
             if call.excinfo is not None:
                 state.message = _short(call.excinfo.exconly().strip(), MESSAGE_LIMIT)
             state.longrepr = _short(report.longreprtext, LONGREPR_LIMIT)
+            state.blame = self._blame(exc, meta)
         entry = meta.entry
         if entry is not None and entry.status == "xfail":
             if outcome in FAILING:
@@ -326,6 +328,27 @@ class HarnessPlugin:
                 report.longrepr = f"[XPASS(strict)] expected to fail ({entry.id}: {entry.reason})"
                 state.message = f"unexpected pass: the manifest says {entry.id} fails"
         state.outcome = outcome
+
+    def _blame(self, exc: BaseException | None, meta: ItemMeta) -> tuple[str, ...]:
+        """What a failure blames: its failed checks, or the one requirement it cites.
+
+        A failure outside any ``check`` in a test citing several requirements blames
+        them all: imprecise, never silent (tests/test_blame.py keeps such tests rare).
+        """
+        from dsh_conformance.checks import blamed
+
+        ids = blamed(exc) if exc is not None else ()
+        stray = [i for i in ids if i not in meta.requirements]
+        if stray:
+            self.problems.append(
+                {
+                    "id": meta.test_id,
+                    "kind": "blame-not-cited",
+                    "message": f"{meta.test_id} blames {', '.join(stray)}, which it does not "
+                    "cite: add the id to its @pytest.mark.req",
+                }
+            )
+        return ids or meta.requirements
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         state = self.progress.get(report.nodeid)
@@ -355,6 +378,7 @@ class HarnessPlugin:
             detail=state.detail,
             expectation=entry.id if entry is not None else "",
             longrepr=state.longrepr if outcome in FAILING or state.detail else "",
+            blame=state.blame if outcome in FAILING or state.detail else (),
         )
         self.results.append(result)
         if self.writer is not None:

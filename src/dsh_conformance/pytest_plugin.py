@@ -110,6 +110,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "req(*ids): requirement ids from spec/ that this test checks"
     )
     config.addinivalue_line("markers", "capability(name): adapter capability the test needs")
+    config.addinivalue_line(
+        "markers",
+        "differential: compares the implementation with the reference model (identity); "
+        "not run when the implementation is the reference model itself",
+    )
     config.pluginmanager.register(HarnessPlugin(config), "dsh-harness")
 
     for name, values in PROFILES.items():
@@ -193,9 +198,18 @@ def oracle(config: pytest.Config) -> Implementation:
     return config.stash[ORACLE_KEY]
 
 
+#: The name the reference model gives in its handshake, in-process or served.
+REFERENCE_NAME = "dsh-conformance reference model"
+SELF_COMPARISON = "self-comparison: the implementation is the reference model"
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if not is_conformance_item(item):
         return
+    if item.get_closest_marker("differential") is not None:
+        impl = implementation(item.config)
+        if impl.handshake.implementation.name == REFERENCE_NAME:
+            pytest.skip(SELF_COMPARISON)
     needed = [str(m.args[0]) for m in item.iter_markers("capability")]
     if needed:
         impl = implementation(item.config)

@@ -18,7 +18,7 @@ from attrs import field, frozen
 
 from dsh_conformance.errors import RecordError
 from dsh_conformance.model import jsstr
-from dsh_conformance.outcomes import Outcome
+from dsh_conformance.outcomes import FAILING, Outcome
 
 FORMAT: Final = "dsh-conformance-record"
 FORMAT_VERSION: Final = 1
@@ -45,6 +45,21 @@ class TestResult:
     #: The id of the expectation-manifest entry that applied, else empty.
     expectation: str = ""
     longrepr: str = ""
+    #: The requirements a failing test blames (its failed checks, D-160), else empty.
+    blame: tuple[str, ...] = field(default=(), converter=_tuple)
+
+    @property
+    def failed(self) -> bool:
+        """Whether the test failed (an ``xfail`` failed too, as its manifest said)."""
+        return self.outcome in FAILING or bool(self.detail)
+
+    def judges(self, requirement: str) -> bool:
+        """Whether this result says anything about *requirement*.
+
+        A failed test judges only what it blames: a requirement it cites but whose
+        check never ran (an earlier check failed) is neither passed nor failed by it.
+        """
+        return not (self.failed and self.blame) or requirement in self.blame
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -59,6 +74,8 @@ class TestResult:
         for key in ("detail", "expectation", "longrepr"):
             if getattr(self, key):
                 data[key] = getattr(self, key)
+        if self.blame:
+            data["blame"] = list(self.blame)
         return data
 
     @classmethod
@@ -73,6 +90,7 @@ class TestResult:
             detail=str(data.get("detail", "")),
             expectation=str(data.get("expectation", "")),
             longrepr=str(data.get("longrepr", "")),
+            blame=[str(r) for r in data.get("blame", [])],
         )
 
 

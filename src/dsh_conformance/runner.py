@@ -25,6 +25,7 @@ INI: Final = """\
 markers =
     req(*ids): requirement ids from spec/ that this test checks
     capability(name): adapter capability the test needs
+    differential: compares the implementation with the reference model
 filterwarnings =
     error::pytest.PytestUnknownMarkWarning
 """

@@ -12,7 +12,7 @@ from attrs import frozen
 from dsh_conformance.outcomes import APPLICABLE, FAILING, Outcome
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import for_markdown_cell
-from dsh_conformance.reporting.summary import requirement_rows
+from dsh_conformance.reporting.summary import requirement_rows, verdicts
 
 
 @frozen
@@ -31,6 +31,8 @@ class RunDiff:
     added: tuple[Change, ...]
     removed: tuple[Change, ...]
     requirements: tuple[tuple[str, str, str], ...]  # (id, old status, new status)
+    #: (verdict name, old label, new label, newly failing requirement ids)
+    verdicts: tuple[tuple[str, str, str, tuple[str, ...]], ...] = ()
 
     @property
     def regressed(self) -> bool:
@@ -50,7 +52,17 @@ class RunDiff:
             "added": changes(self.added),
             "removed": changes(self.removed),
             "requirements": [{"id": i, "old": o, "new": n} for i, o, n in self.requirements],
+            "verdicts": [
+                {"name": name, "old": o, "new": n, "newly_failing": list(ids)}
+                for name, o, n, ids in self.verdicts
+            ],
         }
+
+    def regressed_on(self, gate: str) -> bool:
+        """Whether a verdict selected by *gate* (summary.GATES) gained a failing id."""
+        names = {"seed": {"seed"}, "seed-should": {"seed"}, "profile": {"seed", "profile"}}
+        wanted = names.get(gate, {"seed", "profile"})
+        return any(ids for name, _, _, ids in self.verdicts if name in wanted)
 
 
 def diff(old: RunRecord, new: RunRecord) -> RunDiff:
@@ -81,8 +93,18 @@ def diff(old: RunRecord, new: RunRecord) -> RunDiff:
         for rid in sorted(set(old_rows) | set(new_rows))
         if old_rows.get(rid) != new_rows.get(rid)
     )
+    changed = []
+    for was, now in zip(verdicts(old), verdicts(new), strict=True):
+        fresh = tuple(i for i in now.failing + now.warnings if i not in was.failing + was.warnings)
+        changed.append((now.name, was.label, now.label, fresh))
     return RunDiff(
-        tuple(new_failures), tuple(fixed), tuple(skipped), tuple(added), tuple(removed), reqs
+        tuple(new_failures),
+        tuple(fixed),
+        tuple(skipped),
+        tuple(added),
+        tuple(removed),
+        reqs,
+        tuple(changed),
     )
 
 
@@ -95,6 +117,11 @@ def render_markdown(result: RunDiff, old: RunRecord, new: RunRecord) -> str:
         f"{len(result.newly_skipped)} newly skipped, {len(result.added)} added, "
         f"{len(result.removed)} removed",
     ]
+    for name, was, now, fresh in result.verdicts:
+        title = "seed conformance" if name == "seed" else "profile"
+        lines.append(
+            f"- {title}: {was} → {now}" + (f" (newly failing: {', '.join(fresh)})" if fresh else "")
+        )
     sections = (
         ("New failures", result.new_failures),
         ("Fixed", result.fixed),

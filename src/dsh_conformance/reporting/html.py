@@ -10,9 +10,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+from dsh_conformance.outcomes import FAILING
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import for_html
-from dsh_conformance.reporting.summary import STATUS_ORDER, RequirementRow, requirement_rows
+from dsh_conformance.reporting.summary import (
+    STATUS_ORDER,
+    RequirementRow,
+    compliance,
+    requirement_rows,
+    verdicts,
+)
 
 _STYLE: Final = """
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
@@ -23,6 +30,9 @@ vertical-align:top}th{background:#f4f4f4;position:sticky;top:0}
 .not-applicable{background:#f6f6f6;color:#777}
 details summary{cursor:pointer}blockquote{margin:.3em 0;color:#555;font-style:italic}
 .controls{margin:1em 0}.controls input{width:24em}code{font-size:12px}
+.inconclusive{background:#f7f3e3}.verdicts td{font-size:15px}
+.ok{color:#060;font-weight:bold}.bad{color:#b00;font-weight:bold}
+pre{white-space:pre-wrap;font-size:12px;background:#f8f8f8;padding:.5em;margin:.3em 0}
 """
 #: No network, no external anything: the report is one inert file.
 _CSP: Final = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
@@ -48,6 +58,47 @@ def _cell(row: RequirementRow | None) -> str:
     )
     details = f"<details><summary>{len(row.tests)} tests</summary><ul>{tests}</ul></details>"
     return f'<td class="{cls}">{for_html(row.status)}{details if row.tests else ""}</td>'
+
+
+def _overview(records: Sequence[RunRecord]) -> str:
+    """What a reader needs first: totals, both verdicts and the failures of each run."""
+    parts = []
+    for record in records:
+        rows = requirement_rows(record)
+        share = compliance(record)
+        totals = ", ".join(f"{n} {o}" for o, n in sorted(record.totals().items()))
+        cells = "".join(
+            f'<tr><td>{for_html(v.title)}</td><td class="{"ok" if v.passed else "bad"}">'
+            f"{for_html(v.label)}</td><td>{v.total} requirements"
+            + (
+                f"; failing: {for_html(', '.join(v.failing + v.warnings))}"
+                if v.failing or v.warnings
+                else ""
+            )
+            + "</td></tr>"
+            for v in verdicts(record, rows)
+        )
+        failing = [t for t in record.tests if t.outcome in FAILING]
+        items = "".join(
+            f"<li><code>{for_html(t.nodeid)}</code> {for_html(str(t.outcome))}, blames "
+            f"<b>{for_html(', '.join(t.blame or t.requirements))}</b>"
+            + (f"<pre>{for_html(t.longrepr or t.message)[:4000]}</pre>" if t.message else "")
+            + "</li>"
+            for t in failing[:100]
+        )
+        parts.append(
+            f"<h2>{for_html(record.adapter_label)}</h2>"
+            f"<p>{for_html(totals or 'no tests ran')}"
+            + (f" — {share:.1%} of applicable tests pass" if share is not None else "")
+            + (" — <b>TRUNCATED</b>" if record.truncated else "")
+            + f'</p><table class="verdicts">{cells}</table>'
+            + (
+                f"<h3>Failures ({len(failing)})</h3><ul>{items}</ul>"
+                if failing
+                else "<p>No failing tests.</p>"
+            )
+        )
+    return "".join(parts)
 
 
 def render(records: Sequence[RunRecord], title: str = "dsh-conformance") -> str:
@@ -83,7 +134,7 @@ def render(records: Sequence[RunRecord], title: str = "dsh-conformance") -> str:
 <html lang="en"><head><meta charset="utf-8"><title>{for_html(title)}</title>
 <meta http-equiv="Content-Security-Policy" content="{_CSP}">
 <style>{_STYLE}</style></head><body>
-<h1>{for_html(title)}</h1><ul>{runs}</ul>
+<h1>{for_html(title)}</h1>{_overview(records)}<h2>Requirements</h2><ul>{runs}</ul>
 <div class="controls"><input id="q" placeholder="filter: id, title, test…" oninput="applyFilter()">
 <select id="s" onchange="applyFilter()"><option value="">any status</option>{options}</select></div>
 <table><thead><tr><th>requirement</th>{heads}</tr></thead>

@@ -6,12 +6,14 @@ from typing import Any
 
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import json_text
-from dsh_conformance.reporting.summary import compliance, requirement_rows
+from dsh_conformance.reporting.summary import compliance, requirement_rows, verdicts
 
 
 def build(record: RunRecord) -> dict[str, Any]:
+    rows = requirement_rows(record)
     return {
         "header": dict(record.header),
+        "verdicts": {v.name: v.to_json() for v in verdicts(record, rows)},
         "truncated": record.truncated,
         "totals": {str(k): v for k, v in sorted(record.totals().items())},
         "compliance": compliance(record),
@@ -20,12 +22,13 @@ def build(record: RunRecord) -> dict[str, Any]:
             {
                 "id": row.id,
                 "level": row.level,
+                "verdict": row.verdict,
                 "title": row.title,
                 "status": row.status,
                 "counts": {str(k): v for k, v in sorted(row.counts.items())},
                 "tests": [t.nodeid for t in row.tests],
             }
-            for row in requirement_rows(record)
+            for row in rows
         ],
         "tests": [t.to_json() for t in record.tests],
     }

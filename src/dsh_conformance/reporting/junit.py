@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 from dsh_conformance.outcomes import Outcome
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import for_xml
+from dsh_conformance.reporting.summary import verdicts
 
 _FAILURE = {Outcome.FAIL: "failure", Outcome.XPASS: "failure"}
 _ERROR = {Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT}
@@ -35,6 +36,8 @@ def render(record: RunRecord) -> str:
         props = ET.SubElement(case, "properties")
         for req in test.requirements:
             ET.SubElement(props, "property", name="requirement", value=req)
+        for req in test.blame:
+            ET.SubElement(props, "property", name="blames", value=req)
         ET.SubElement(props, "property", name="outcome", value=str(test.outcome))
         message = for_xml(test.message)
         body = for_xml(test.longrepr or test.message)
@@ -44,6 +47,17 @@ def render(record: RunRecord) -> str:
             ET.SubElement(case, "error", message=message, type=str(test.outcome)).text = body
         elif test.outcome in (Outcome.SKIPPED, Outcome.UNSUPPORTED, Outcome.XFAIL):
             ET.SubElement(case, "skipped", message=f"{test.outcome}: {message}")
+    suite_props = ET.Element("properties")
+    for verdict in verdicts(record):
+        ET.SubElement(suite_props, "property", name=f"verdict.{verdict.name}", value=verdict.label)
+        if verdict.failing or verdict.warnings:
+            ET.SubElement(
+                suite_props,
+                "property",
+                name=f"verdict.{verdict.name}.failing",
+                value=" ".join(verdict.failing + verdict.warnings),
+            )
+    suite.insert(0, suite_props)
     if record.truncated:
         ET.SubElement(suite, "system-err").text = "TRUNCATED: the run did not finish"
     suites = ET.Element("testsuites")

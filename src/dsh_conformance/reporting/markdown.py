@@ -5,7 +5,12 @@ from __future__ import annotations
 from dsh_conformance.outcomes import Outcome
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import for_markdown_cell
-from dsh_conformance.reporting.summary import compliance, replay_command, requirement_rows
+from dsh_conformance.reporting.summary import (
+    compliance,
+    replay_command,
+    requirement_rows,
+    verdicts,
+)
 
 ICONS = {
     "fail": "❌ fail",
@@ -14,6 +19,7 @@ ICONS = {
     "unsupported": "➖ unsupported",
     "not applicable": "· not applicable",
     "untested": "❔ untested",
+    "inconclusive": "… inconclusive",
 }
 
 
@@ -21,8 +27,22 @@ def render(record: RunRecord, *, failures_limit: int = 50) -> str:
     header = record.header
     share = compliance(record)
     totals = record.totals()
+    rows = requirement_rows(record)
     lines = [
         f"## dsh-conformance: {for_markdown_cell(record.adapter_label)}",
+        "",
+        "| verdict | result | requirements |",
+        "|---|---|---|",
+    ]
+    for verdict in verdicts(record, rows):
+        icon = "✅" if verdict.passed else "❌"
+        failing = ", ".join(verdict.failing + verdict.warnings)
+        lines.append(
+            f"| {verdict.title} | {icon} {verdict.label} | {verdict.total}"
+            + (f": failing {for_markdown_cell(failing, 400)}" if failing else "")
+            + " |"
+        )
+    lines += [
         "",
         f"- suite {header.get('suite_version')}, spec {header.get('spec_version')}, "
         f"profile `{header.get('spec_profile')}`, Hypothesis "
@@ -42,12 +62,12 @@ def render(record: RunRecord, *, failures_limit: int = 50) -> str:
         )
     lines += [
         "",
-        "| requirement | level | status | pass | fail | title |",
-        "|---|---|---|---|---|---|",
+        "| requirement | verdict | level | status | pass | fail | title |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for row in requirement_rows(record):
+    for row in rows:
         lines.append(
-            f"| {row.id} | {row.level} | {ICONS.get(row.status, row.status)} "
+            f"| {row.id} | {row.verdict} | {row.level} | {ICONS.get(row.status, row.status)} "
             f"| {row.counts.get(Outcome.PASS, 0)} | {len(row.failing)} "
             f"| {for_markdown_cell(row.title)} |"
         )
@@ -57,10 +77,17 @@ def render(record: RunRecord, *, failures_limit: int = 50) -> str:
         if t.outcome in {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.XPASS}
     ]
     if bad:
-        lines += ["", "### Failures", "", "| test | outcome | message |", "|---|---|---|"]
+        lines += [
+            "",
+            "### Failures",
+            "",
+            "| test | outcome | blames | message |",
+            "|---|---|---|---|",
+        ]
         for test in bad[:failures_limit]:
             lines.append(
                 f"| `{for_markdown_cell(test.nodeid, 200)}` | {test.outcome} "
+                f"| {', '.join(test.blame or test.requirements)} "
                 f"| {for_markdown_cell(test.message, 300)} |"
             )
         if len(bad) > failures_limit:

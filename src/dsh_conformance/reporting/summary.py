@@ -19,7 +19,12 @@ PASS: Final = "pass"
 UNSUPPORTED: Final = "unsupported"
 NOT_APPLICABLE: Final = "not applicable"
 UNTESTED: Final = "untested"
-STATUS_ORDER: Final = (FAIL, XFAIL, PASS, UNSUPPORTED, NOT_APPLICABLE, UNTESTED)
+#: Every test citing it failed on another requirement first: neither passed nor failed.
+INCONCLUSIVE: Final = "inconclusive"
+STATUS_ORDER: Final = (FAIL, XFAIL, PASS, INCONCLUSIVE, UNSUPPORTED, NOT_APPLICABLE, UNTESTED)
+
+#: What ``--fail-on`` can gate a run on (D-161): the seed's MUSTs always.
+GATES: Final = ("seed", "seed-should", "profile", "all")
 
 
 @frozen
@@ -33,6 +38,8 @@ class RequirementRow:
     status: str
     counts: Mapping[Outcome, int]
     tests: tuple[TestResult, ...]
+    #: ``seed`` (a sentence of a note is the source) or ``profile`` (a decision).
+    verdict: str = "seed"
 
     @property
     def failing(self) -> tuple[TestResult, ...]:
@@ -64,13 +71,17 @@ def requirement_rows(
 
         catalog = load_catalog().requirements
     by_req: dict[str, list[TestResult]] = {}
+    unjudged: set[str] = set()
     for test in record.tests:
         for cited in test.requirements:
-            by_req.setdefault(cited, []).append(test)
+            if test.judges(cited):
+                by_req.setdefault(cited, []).append(test)
+            else:
+                unjudged.add(cited)
     profile = str(record.header.get("spec_profile", "seed"))
     filters = record.header.get("filters", {}) or {}
     filtered = any(filters.get(k) for k in ("requirements", "capabilities", "keyword"))
-    ids = set(by_req)
+    ids = set(by_req) | unjudged
     if not filtered:
         ids |= {r.id for r in catalog.values() if profile in r.profiles}
     rows = []
@@ -78,18 +89,105 @@ def requirement_rows(
         req = catalog.get(rid)
         tests = tuple(by_req.get(rid, ()))
         level = req.level if req else "?"
+        status = requirement_status(tests, level)
+        if not tests and rid in unjudged:
+            status = INCONCLUSIVE
         rows.append(
             RequirementRow(
                 id=rid,
                 level=level,
                 title=req.title if req else "(not in this catalog)",
                 quote=req.quote if req else "",
-                status=requirement_status(tests, level),
+                status=status,
                 counts=Counter(t.outcome for t in tests),
                 tests=tests,
+                verdict=req.verdict if req else "profile",
             )
         )
     return rows
+
+
+@frozen
+class Verdict:
+    """One of the two verdicts of a run (D-161).
+
+    ``seed``: requirements whose source is a sentence of a note, at that sentence's
+    level.  ``profile``: the project's decisions and identity with the reference model
+    (the reference profile, or the release profile under ``--spec-profile release``).
+    """
+
+    name: str
+    title: str
+    #: Failing requirement ids at a level that fails the verdict (MUST; SHOULD for profile).
+    failing: tuple[str, ...]
+    #: Failing ids below that level (a SHOULD or MAY of a note): reported, gated on request.
+    warnings: tuple[str, ...]
+    counts: Mapping[str, int]
+    total: int
+
+    @property
+    def passed(self) -> bool:
+        return not self.failing
+
+    @property
+    def label(self) -> str:
+        if self.failing:
+            return f"FAIL ({len(self.failing)} failing)"
+        if self.warnings:
+            return f"pass, {len(self.warnings)} SHOULD/MAY failing"
+        return "pass"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "passed": self.passed,
+            "failing": list(self.failing),
+            "warnings": list(self.warnings),
+            "statuses": dict(self.counts),
+            "requirements": self.total,
+        }
+
+
+def verdicts(
+    record: RunRecord, rows: Sequence[RequirementRow] | None = None
+) -> tuple[Verdict, Verdict]:
+    """The seed verdict and the profile verdict of *record*."""
+    rows = requirement_rows(record) if rows is None else rows
+    profile = str(record.header.get("spec_profile", "seed"))
+    profile_title = "release profile" if profile == "release" else "reference profile"
+    built = []
+    for name, title in (("seed", "seed conformance"), ("profile", profile_title)):
+        mine = [r for r in rows if r.verdict == name]
+        gating = {"MUST"} if name == "seed" else {"MUST", "SHOULD"}
+        failing = tuple(r.id for r in mine if r.status == FAIL and r.level in gating)
+        warnings = tuple(
+            r.id for r in mine if r.status == FAIL and r.level not in gating and r.level != "?"
+        )
+        built.append(
+            Verdict(
+                name=name,
+                title=title,
+                failing=failing,
+                warnings=warnings,
+                counts=dict(Counter(r.status for r in mine)),
+                total=len(mine),
+            )
+        )
+    return built[0], built[1]
+
+
+def gate_failed(record: RunRecord, gate: str = "seed") -> bool:
+    """Whether the verdicts *gate* selects fail (``GATES``; unknown names are errors)."""
+    if gate not in GATES:
+        raise ValueError(f"unknown gate {gate!r}: one of {', '.join(GATES)}")
+    seed, profile = verdicts(record)
+    failed = not seed.passed
+    if gate in ("seed-should", "all"):
+        failed = failed or bool(seed.warnings)
+    if gate in ("profile", "all"):
+        failed = failed or not profile.passed
+    return failed
 
 
 def _sort_key(rid: str) -> tuple[str, str]:
@@ -105,12 +203,30 @@ def compliance(record: RunRecord) -> float | None:
     return sum(t.outcome is Outcome.PASS for t in applicable) / len(applicable)
 
 
-def run_failed(record: RunRecord) -> bool:
-    """Whether the run fails CI: a failing outcome, an expectation problem or truncation."""
-    return (
-        record.truncated
-        or bool(record.expectation_problems)
-        or any(t.outcome in FAILING for t in record.tests)
+def run_failed(record: RunRecord, gate: str | None = None) -> bool:
+    """Whether the run fails CI: truncation, an expectation problem, or failures.
+
+    With *gate* (``GATES``) only failures of the selected verdicts count (D-161);
+    without, any failing test does.  A crash or timeout always fails: the adapter
+    broke, so neither verdict can be trusted.
+    """
+    if record.truncated or record.expectation_problems:
+        return True
+    if any(t.outcome in (Outcome.CRASH, Outcome.TIMEOUT) for t in record.tests):
+        return True  # the adapter broke: no verdict can be trusted
+    if gate is None:
+        return any(t.outcome in FAILING for t in record.tests)
+    return gate_failed(record, gate) or _unattributed_failure(record)
+
+
+def _unattributed_failure(record: RunRecord) -> bool:
+    """A failing test that blames no requirement in the catalog still fails the run."""
+    from dsh_conformance.spec import load_catalog
+
+    known = load_catalog().requirements
+    return any(
+        t.outcome in FAILING and not any(r in known for r in (t.blame or t.requirements))
+        for t in record.tests
     )
 
 

@@ -11,7 +11,12 @@ from rich.text import Text
 from dsh_conformance.outcomes import APPLICABLE, Outcome
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import for_terminal
-from dsh_conformance.reporting.summary import compliance, replay_command, requirement_rows
+from dsh_conformance.reporting.summary import (
+    compliance,
+    replay_command,
+    requirement_rows,
+    verdicts,
+)
 
 STYLES: Final = {
     "fail": "bold red",
@@ -20,6 +25,7 @@ STYLES: Final = {
     "unsupported": "cyan",
     "not applicable": "dim",
     "untested": "magenta",
+    "inconclusive": "dim yellow",
 }
 
 
@@ -30,6 +36,7 @@ def _text(value: str, style: str = "") -> Text:
 def requirement_table(record: RunRecord) -> Table:
     table = Table(title=f"dsh-conformance: {for_terminal(record.adapter_label)}", expand=False)
     table.add_column("requirement", no_wrap=True, min_width=11)
+    table.add_column("verdict", no_wrap=True, min_width=7)
     table.add_column("level", no_wrap=True, min_width=11)
     table.add_column("status", no_wrap=True, min_width=14)
     table.add_column("passed", justify="right", no_wrap=True, min_width=7)
@@ -39,12 +46,28 @@ def requirement_table(record: RunRecord) -> Table:
         passed = row.counts.get(Outcome.PASS, 0)
         table.add_row(
             row.id,
+            row.verdict,
             row.level,
             _text(row.status, STYLES.get(row.status, "")),
             f"{passed}/{applicable}" if applicable else "–",
             _text(row.title),
         )
     return table
+
+
+def verdict_lines(record: RunRecord) -> RenderableType:
+    """Both verdicts, one line each: what the notes say, then what the profile pins."""
+    lines: list[RenderableType] = []
+    for verdict in verdicts(record):
+        line = Text(f"{verdict.title}: ", style="bold")
+        line.append(verdict.label, "bold green" if verdict.passed else "bold red")
+        line.append(f" ({verdict.total} requirements)", "dim")
+        failing = verdict.failing + verdict.warnings
+        if failing:
+            shown = ", ".join(failing[:12]) + (" …" if len(failing) > 12 else "")
+            line.append(f"\n  failing: {shown}", "red" if verdict.failing else "yellow")
+        lines.append(line)
+    return Group(*lines)
 
 
 def totals_line(record: RunRecord) -> Text:
@@ -67,6 +90,8 @@ def failures(record: RunRecord, limit: int = 30) -> RenderableType:
         line = Text()
         line.append(f"{test.outcome.upper():8}", style=STYLES.get(str(test.outcome), "red"))
         line.append(for_terminal(test.nodeid))
+        if test.blame:
+            line.append(f"  blames {', '.join(test.blame)}", "bold")
         if test.message:
             line.append("\n         " + for_terminal(test.message.splitlines()[0][:300]), "dim")
         lines.append(line)
@@ -84,5 +109,6 @@ def print_summary(record: RunRecord, console: Console, *, show_failures: bool = 
     if show_failures:
         console.print(failures(record))
     console.print(totals_line(record))
+    console.print(verdict_lines(record))
     if any(t.outcome not in {Outcome.PASS, Outcome.UNSUPPORTED} for t in record.tests):
         console.print(_text(f"replay: {replay_command(record)}", "dim"))

@@ -1,0 +1,142 @@
+"""Blame per check: each assertion names exactly the requirement it proves (D-160).
+
+A conformance test may cite several requirements; when it fails, only the requirement
+whose check failed is blamed, so an implementation that meets URI-004 is never reported
+failing it because URI-005 failed in the same test.  Failures carry what a reader needs
+to act: the requirement, the input, what was expected and what came back.
+
+    with check("URI-004", uri=uri):
+        assert "=" not in uri
+    expect_equal("URI-002", decoded, sid, input=sid)
+    expect_error("URI-005", impl, "uri.decode", {"uri": 1}, codes={INVALID})
+
+Imported by every conformance module: it imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from dsh_conformance.adapters.client import Implementation
+
+#: The attribute a failing check sets on the exception it lets through.
+BLAME_ATTR: Final = "__dsh_blame__"
+#: How much of one value a failure message shows.
+SHOWN: Final = 600
+
+
+class CheckFailure(AssertionError):
+    """A check that failed: an ``AssertionError`` that already names its requirement."""
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
+
+
+def _context(inputs: Mapping[str, object]) -> str:
+    return "".join(f"\n  {name} = {_show(value)}" for name, value in inputs.items())
+
+
+def blame(exc: BaseException, requirement: str, inputs: Mapping[str, object] = {}) -> None:
+    """Attribute *exc* to *requirement*, unless an inner check already did."""
+    if getattr(exc, BLAME_ATTR, None):
+        return
+    setattr(exc, BLAME_ATTR, (requirement,))
+    note = f"[{requirement}] this check failed"
+    if inputs and not isinstance(exc, CheckFailure):
+        note += ":" + _context(inputs)
+    exc.add_note(note)
+
+
+def blamed(exc: BaseException) -> tuple[str, ...]:
+    """Every requirement blamed by *exc*, its causes and the members of its groups."""
+    found: list[str] = []
+    seen: set[int] = set()
+    stack = [exc]
+    while stack:
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        found.extend(getattr(current, BLAME_ATTR, ()) or ())
+        stack.extend(
+            e for e in getattr(current, "exceptions", ()) or () if isinstance(e, BaseException)
+        )
+        stack.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return tuple(dict.fromkeys(found))
+
+
+@contextmanager
+def check(requirement: str, **inputs: object) -> Iterator[None]:
+    """Blame any failure inside the block on *requirement*; *inputs* are shown with it."""
+    try:
+        yield
+    except Exception as exc:
+        blame(exc, requirement, inputs)
+        raise
+
+
+def fail(requirement: str, message: str, **inputs: object) -> CheckFailure:
+    """A failure of *requirement*, ready to raise."""
+    exc = CheckFailure(f"[{requirement}] {message}{_context(inputs)}")
+    blame(exc, requirement)
+    return exc
+
+
+def expect(requirement: str, condition: object, message: str, **inputs: object) -> None:
+    """Fail *requirement* with *message* unless *condition* holds."""
+    if not condition:
+        raise fail(requirement, message, **inputs)
+
+
+def expect_equal(
+    requirement: str, actual: object, expected: object, what: str = "result", **inputs: object
+) -> None:
+    """Fail *requirement* unless ``actual == expected``, showing both."""
+    if actual != expected:
+        raise fail(
+            requirement,
+            f"{what} differs from what the requirement demands",
+            **inputs,
+            expected=expected,
+            actual=actual,
+        )
+
+
+def expect_error(
+    requirement: str,
+    impl: Implementation,
+    op: str,
+    args: Mapping[str, Any],
+    codes: Collection[str] | None = None,
+) -> str:
+    """Fail *requirement* unless *op* fails with a typed error (one of *codes*, if given).
+
+    Returns the code.  When the call succeeds, the failure shows what it returned.
+    """
+    from dsh_conformance.adapters.contract import ImplementationError
+
+    try:
+        result = impl.adapter.call(op, dict(args))
+    except ImplementationError as exc:
+        if codes is not None and exc.code not in codes:
+            raise fail(
+                requirement,
+                f"{op} failed with the wrong error code",
+                args=dict(args),
+                expected=sorted(codes),
+                actual=exc.code,
+            ) from None
+        return exc.code
+    expected = sorted(codes) if codes is not None else "a typed error"
+    raise fail(
+        requirement,
+        f"{op} succeeded where it must fail",
+        args=dict(args),
+        expected=expected,
+        returned=result,
+    )

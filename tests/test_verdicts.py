@@ -1,0 +1,216 @@
+"""Blame per check and the two verdicts (D-160, D-161, D-162)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.adapters.reference import ReferenceAdapter
+from dsh_conformance.checks import (
+    CheckFailure,
+    blamed,
+    check,
+    expect,
+    expect_equal,
+    expect_error,
+)
+from dsh_conformance.cli import main
+from dsh_conformance.outcomes import Outcome
+from dsh_conformance.record import RecordWriter, TestResult, load_record
+from dsh_conformance.reporting import html, jsonreport, junit, markdown
+from dsh_conformance.reporting.summary import (
+    GATES,
+    gate_failed,
+    requirement_rows,
+    run_failed,
+    verdicts,
+)
+from dsh_conformance.spec import load_catalog
+
+# A seed MUST, a decision MUST, and a seed SHOULD of the current catalog.
+SEED_MUST = "URI-001"
+DECISION_MUST = "URI-005"
+
+
+def _should() -> str:
+    catalog = load_catalog().requirements
+    return next(r.id for r in catalog.values() if r.verdict == "seed" and r.level == "SHOULD")
+
+
+def test_catalog_fixtures_have_the_assumed_sources() -> None:
+    catalog = load_catalog().requirements
+    assert catalog[SEED_MUST].verdict == "seed"
+    assert catalog[SEED_MUST].level == "MUST"
+    assert catalog[DECISION_MUST].verdict == "profile"
+
+
+def test_check_blames_exactly_its_requirement() -> None:
+    with pytest.raises(AssertionError) as info, check("URI-004", uri="x="):
+        assert "=" not in "x="
+    assert blamed(info.value) == ("URI-004",)
+    assert any("URI-004" in note and "uri = 'x='" in note for note in info.value.__notes__)
+
+
+def test_the_innermost_check_wins() -> None:
+    with pytest.raises(AssertionError) as info, check("URI-001"), check("URI-004"):
+        raise AssertionError("inner")
+    assert blamed(info.value) == ("URI-004",)
+
+
+def test_blame_is_found_inside_groups_and_causes() -> None:
+    first, second = CheckFailure("a"), CheckFailure("b")
+    with pytest.raises(CheckFailure), check("SER-001"):
+        raise first
+    with pytest.raises(CheckFailure), check("SER-003"):
+        raise second
+    group = ExceptionGroup("two bugs", [first, second])
+    assert set(blamed(group)) == {"SER-001", "SER-003"}
+    wrapped = RuntimeError("outer")
+    wrapped.__cause__ = first
+    assert blamed(wrapped) == ("SER-001",)
+
+
+def test_expect_helpers_show_expected_and_actual() -> None:
+    expect("URI-001", True, "never raised")
+    with pytest.raises(CheckFailure) as info:
+        expect_equal("URI-002", "b", "a", input="a")
+    text = str(info.value)
+    assert "[URI-002]" in text
+    assert "expected = 'a'" in text
+    assert "actual = 'b'" in text
+    assert "input = 'a'" in text
+
+
+def test_expect_error_shows_what_a_wrongly_successful_call_returned() -> None:
+    impl = Implementation(ReferenceAdapter(), "reference")
+    code = expect_error("URI-005", impl, "uri.decode", {"uri": "nope"})
+    assert code == "SESSION_REFERENCE_INVALID_REFERENCE"
+    with pytest.raises(CheckFailure) as info:
+        expect_error("URI-005", impl, "uri.encode", {"sessionId": "a"})
+    assert "returned = 'dsh-session:ImEi'" in str(info.value)
+    with pytest.raises(CheckFailure) as wrong:
+        expect_error("URI-005", impl, "uri.decode", {"uri": "nope"}, codes={"OTHER"})
+    assert "actual = 'SESSION_REFERENCE_INVALID_REFERENCE'" in str(wrong.value)
+
+
+def _record(path: Path, *tests: TestResult, profile: str = "seed") -> Path:
+    writer = RecordWriter(path)
+    writer.header(
+        {
+            "spec_profile": profile,
+            "adapter": {"name": "x"},
+            "filters": {"requirements": ["URI-*"]},
+            "selected": len(tests),
+        }
+    )
+    for test in tests:
+        writer.test(test)
+    writer.footer({"status": "complete"})
+    writer.close()
+    return path
+
+
+def _result(
+    name: str, outcome: str, cited: tuple[str, ...], blame: tuple[str, ...] = ()
+) -> TestResult:
+    return TestResult(f"conformance/test_uri.py::{name}", Outcome(outcome), cited, blame=blame)
+
+
+def test_a_failed_test_judges_only_what_it_blames(tmp_path: Path) -> None:
+    record = load_record(
+        _record(
+            tmp_path / "r.jsonl",
+            _result("t1", "fail", (SEED_MUST, DECISION_MUST), blame=(DECISION_MUST,)),
+        )
+    )
+    rows = {row.id: row.status for row in requirement_rows(record)}
+    assert rows == {SEED_MUST: "inconclusive", DECISION_MUST: "fail"}
+    seed, profile = verdicts(record)
+    assert seed.passed
+    assert not profile.passed
+    assert profile.failing == (DECISION_MUST,)
+
+
+def test_another_passing_test_still_passes_an_unblamed_requirement(tmp_path: Path) -> None:
+    record = load_record(
+        _record(
+            tmp_path / "r.jsonl",
+            _result("t1", "fail", (SEED_MUST, DECISION_MUST), blame=(DECISION_MUST,)),
+            _result("t2", "pass", (SEED_MUST,)),
+        )
+    )
+    rows = {row.id: row.status for row in requirement_rows(record)}
+    assert rows[SEED_MUST] == "pass"
+
+
+def test_an_unattributed_failure_blames_every_cited_requirement(tmp_path: Path) -> None:
+    record = load_record(
+        _record(tmp_path / "r.jsonl", _result("t1", "fail", (SEED_MUST, DECISION_MUST)))
+    )
+    rows = {row.id: row.status for row in requirement_rows(record)}
+    assert rows == {SEED_MUST: "fail", DECISION_MUST: "fail"}
+
+
+def test_gates_select_the_verdicts_that_fail_the_run(tmp_path: Path) -> None:
+    profile_only = load_record(
+        _record(tmp_path / "p.jsonl", _result("t1", "fail", (DECISION_MUST,)))
+    )
+    should = _should()
+    seed_should = load_record(_record(tmp_path / "s.jsonl", _result("t1", "fail", (should,))))
+    seed_must = load_record(_record(tmp_path / "m.jsonl", _result("t1", "fail", (SEED_MUST,))))
+    expected = {
+        # gate: (profile-only failure, seed SHOULD failure, seed MUST failure)
+        "seed": (False, False, True),
+        "seed-should": (False, True, True),
+        "profile": (True, False, True),
+        "all": (True, True, True),
+    }
+    assert set(expected) == set(GATES)
+    for gate, (p, s, m) in expected.items():
+        assert gate_failed(profile_only, gate) is p, gate
+        assert gate_failed(seed_should, gate) is s, gate
+        assert gate_failed(seed_must, gate) is m, gate
+    with pytest.raises(ValueError, match="unknown gate"):
+        gate_failed(seed_must, "strict")
+
+
+def test_a_crash_fails_every_gate(tmp_path: Path) -> None:
+    crashed = load_record(_record(tmp_path / "c.jsonl", _result("t1", "crash", (DECISION_MUST,))))
+    assert run_failed(crashed, "seed")
+
+
+def test_every_report_shows_both_verdicts(tmp_path: Path) -> None:
+    record = load_record(
+        _record(
+            tmp_path / "r.jsonl",
+            _result("t1", "fail", (SEED_MUST, DECISION_MUST), blame=(DECISION_MUST,)),
+        )
+    )
+    md = markdown.render(record)
+    assert "seed conformance" in md
+    assert "reference profile" in md
+    assert jsonreport.build(record)["verdicts"]["profile"]["failing"] == [DECISION_MUST]
+    assert jsonreport.build(record)["verdicts"]["seed"]["passed"] is True
+    xml = junit.render(record)
+    assert 'name="verdict.seed" value="pass"' in xml
+    assert f'name="blames" value="{DECISION_MUST}"' in xml
+    page = html.render([record])
+    assert page.index("seed conformance") < page.index("<h2>Requirements</h2>")
+    assert page.index("Failures (1)") < page.index("<h2>Requirements</h2>")
+
+
+def test_cli_exit_status_follows_fail_on(tmp_path: Path) -> None:
+    path = _record(tmp_path / "r.jsonl", _result("t1", "fail", (DECISION_MUST,)))
+    runner = CliRunner()
+    assert runner.invoke(main, ["summary", str(path)]).exit_code == 0
+    assert runner.invoke(main, ["summary", str(path), "--fail-on", "profile"]).exit_code == 1
+    bad = runner.invoke(main, ["summary", str(path), "--fail-on", "strict"])
+    assert bad.exit_code == 2
+    assert "Invalid value for '--fail-on'" in bad.output
+    assert "Traceback" not in bad.output
