@@ -173,6 +173,12 @@ def implementation(config: pytest.Config) -> Implementation:
         timeout = config.getoption("dsh_timeout", None)
         if timeout is not None and hasattr(adapter, "timeout"):
             adapter.timeout = float(timeout)
+        if not hasattr(adapter, "argv"):  # in-process: a hang must not stop the run (D-164)
+            from dsh_conformance.adapters.deadline import DEFAULT_TIMEOUT, InProcessDeadline
+
+            adapter = InProcessDeadline(
+                adapter, float(timeout) if timeout is not None else DEFAULT_TIMEOUT
+            )
         if config.getoption("dsh_validate", False) and hasattr(adapter, "validate"):
             adapter.validate = True
         guarded = FaultGuard(adapter)
