@@ -98,9 +98,13 @@ def expect_equal(
 ) -> None:
     """Fail *requirement* unless ``actual == expected``, showing both."""
     if actual != expected:
+        headline = f"{what} differs from what the requirement demands"
+        shown_expected, shown_actual = repr(expected), repr(actual)
+        if len(shown_expected) + len(shown_actual) <= 160:
+            headline = f"{what}: expected {shown_expected}, got {shown_actual}"
         raise fail(
             requirement,
-            f"{what} differs from what the requirement demands",
+            headline,
             **inputs,
             expected=expected,
             actual=actual,

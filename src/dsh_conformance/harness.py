@@ -88,6 +88,17 @@ def spec_version() -> str:
     return "sha256:" + digest.hexdigest()[:16]
 
 
+def _readable(message: str, longrepr: str) -> str:
+    """Never a bare ``AssertionError``: fall back to the first explained line."""
+    if message.rstrip(": ") not in {"AssertionError", "assert", ""}:
+        return message
+    for line in longrepr.splitlines():
+        text = line.removeprefix("E").strip()
+        if line.startswith("E ") and text and text.rstrip(": ") != "AssertionError":
+            return f"AssertionError: {text}"
+    return message
+
+
 def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -313,8 +324,11 @@ class HarnessPlugin:
             outcome = classify_failure(exc, fault) if exc is not None else Outcome.FAIL
             if call.excinfo is not None:
                 state.message = _short(call.excinfo.exconly().strip(), MESSAGE_LIMIT)
-            state.longrepr = _short(report.longreprtext, LONGREPR_LIMIT)
             state.blame = self._blame(exc, meta)
+            explanation = self._explain(meta, state.blame)
+            report.sections.append(("dsh-conformance", explanation))
+            state.message = _short(_readable(state.message, report.longreprtext), MESSAGE_LIMIT)
+            state.longrepr = _short(explanation + "\n\n" + report.longreprtext, LONGREPR_LIMIT)
         entry = meta.entry
         if entry is not None and entry.status == "xfail":
             if outcome in FAILING:
@@ -328,6 +342,37 @@ class HarnessPlugin:
                 report.longrepr = f"[XPASS(strict)] expected to fail ({entry.id}: {entry.reason})"
                 state.message = f"unexpected pass: the manifest says {entry.id} fails"
         state.outcome = outcome
+
+    def _explain(self, meta: ItemMeta, blame: Sequence[str]) -> str:
+        """Which requirement failed, how it is judged, and the command that replays it."""
+        from dsh_conformance.spec import load_catalog
+
+        catalog = load_catalog().requirements
+        lines = []
+        for rid in blame:
+            req = catalog.get(rid)
+            if req is not None:
+                lines.append(f"blames {rid} ({req.level}, {req.verdict} verdict): {req.title}")
+        lines.append(f"replay: {self._replay(meta)}")
+        return "\n".join(lines)
+
+    def _replay(self, meta: ItemMeta) -> str:
+        """``dsh-conformance run`` selecting this one test with the same examples."""
+        import shlex
+
+        from hypothesis import settings
+
+        argv = ["dsh-conformance", "run", "--adapter", str(self.config.getoption("--dsh-adapter"))]
+        seed = self.config.getoption("hypothesis_seed", None)
+        if seed is not None:
+            argv += ["--seed", str(seed)]
+        profile = settings.get_current_profile_name()
+        if profile in {"quick", "dev", "ci", "thorough"}:
+            argv += ["--hypothesis-profile", profile]
+        argv += ["--spec-profile", str(self.config.getoption("dsh_spec_profile"))]
+        name = meta.test_id.partition("::")[2].partition("[")[0]
+        argv += ["-k", name]
+        return shlex.join(argv)
 
     def _blame(self, exc: BaseException | None, meta: ItemMeta) -> tuple[str, ...]:
         """What a failure blames: its failed checks, or the one requirement it cites.
