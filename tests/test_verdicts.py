@@ -214,3 +214,27 @@ def test_cli_exit_status_follows_fail_on(tmp_path: Path) -> None:
     assert bad.exit_code == 2
     assert "Invalid value for '--fail-on'" in bad.output
     assert "Traceback" not in bad.output
+
+
+def test_a_failure_names_requirement_input_expected_actual_and_replay(tmp_path: Path) -> None:
+    from harness_cli import run_record
+
+    done, record = run_record(
+        tmp_path,
+        "python:fauxmplementations:padded",
+        "--requirement",
+        "REF-010",
+        "-k",
+        "uri-encode-empty",
+        "--hypothesis-profile",
+        "quick",
+    )
+    assert done.returncode == 1
+    (test,) = [t for t in record.tests if t.outcome is Outcome.FAIL]
+    assert test.blame == ("REF-010",)
+    assert "expected 'dsh-session:IiI', got 'dsh-session:IiI='" in test.message
+    assert "blames REF-010 (MUST, profile verdict)" in test.longrepr
+    assert "replay: dsh-conformance run --adapter python:fauxmplementations:padded" in test.longrepr
+    assert "-k test_case" in test.longrepr
+    report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "<br>" in report

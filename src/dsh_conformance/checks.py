@@ -46,10 +46,10 @@ def blame(exc: BaseException, requirement: str, inputs: Mapping[str, object] = {
     if getattr(exc, BLAME_ATTR, None):
         return
     setattr(exc, BLAME_ATTR, (requirement,))
-    note = f"[{requirement}] this check failed"
-    if inputs and not isinstance(exc, CheckFailure):
-        note += ":" + _context(inputs)
-    exc.add_note(note)
+    if not isinstance(exc, CheckFailure):  # a CheckFailure's own message says it all
+        exc.add_note(
+            f"[{requirement}] this check failed" + (":" + _context(inputs) if inputs else "")
+        )
 
 
 def blamed(exc: BaseException) -> tuple[str, ...]:

@@ -133,7 +133,7 @@ def render_markdown(result: RunDiff, old: RunRecord, new: RunRecord) -> str:
             lines += ["", f"### {title}", "", "| test | was | now | message |", "|---|---|---|---|"]
             lines += [
                 f"| `{for_markdown_cell(c.nodeid, 200)}` | {c.old} | {c.new} "
-                f"| {for_markdown_cell(c.message, 200)} |"
+                f"| {for_markdown_cell(c.message, 400, breaks=True)} |"
                 for c in items
             ]
     if result.requirements:

@@ -38,8 +38,17 @@ def for_xml(text: str) -> str:
     return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", printable(text))
 
 
-def for_markdown_cell(text: str, limit: int = 160) -> str:
-    """One line for a Markdown table cell: no pipes, no newlines, no HTML."""
+def for_markdown_cell(text: str, limit: int = 160, *, breaks: bool = False) -> str:
+    """One line for a Markdown table cell: no pipes, no newlines, no HTML.
+
+    With *breaks*, the text's own line breaks become ``<br>`` (the one tag emitted),
+    so a multi-line failure message keeps its lines in a rendered table.
+    """
+    if breaks:
+        lines = text[: limit * 2].splitlines()
+        cells = [for_markdown_cell(line, limit) for line in lines]
+        joined = "<br>".join(c for c in cells if c.strip())
+        return joined if len(joined) <= limit else joined[: limit - 1] + "…"
     one = printable(text, keep_newlines=False).replace("|", "\\|")
     one = html.escape(one, quote=False).replace("`", "'")
     return one if len(one) <= limit else one[: limit - 1] + "…"

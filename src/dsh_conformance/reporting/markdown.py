@@ -88,7 +88,7 @@ def render(record: RunRecord, *, failures_limit: int = 50) -> str:
             lines.append(
                 f"| `{for_markdown_cell(test.nodeid, 200)}` | {test.outcome} "
                 f"| {', '.join(test.blame or test.requirements)} "
-                f"| {for_markdown_cell(test.message, 300)} |"
+                f"| {for_markdown_cell(test.message, 400, breaks=True)} |"
             )
         if len(bad) > failures_limit:
             lines.append(f"\n… and {len(bad) - failures_limit} more.")
