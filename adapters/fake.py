@@ -14,6 +14,12 @@ the reference model over the stdio protocol, misbehaving on cue:
 ``oversized[=BYTES]``     answer with a result of BYTES (default 20 MiB)
 ``error[=CODE]``   answer with a typed error (default DSH_ADAPTER_FAILURE)
 ``bad-protocol``   answer the handshake with protocol version 2
+``stall``          stop answering and stay alive even when stdin closes (a hung implementation)
+``stall-ignore-term``  the same, ignoring SIGTERM (only SIGKILL ends it)
+``stall-grandchild``   start a worker that never answers and wait for it (the hang is in a
+                   grandchild: the process the harness started only waits)
+``duplicate``      answer correctly, twice
+``endless[=BYTES]``  start a reply and never end the line: BYTES (default 20 MiB), no newline
 =================  ===========================================================================
 
 ``:OP`` limits the fault to one operation (``handshake`` included); ``@N`` fires it on
@@ -28,7 +34,10 @@ import argparse
 import json
 import os
 import re
+import signal
+import subprocess
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -52,8 +61,15 @@ KINDS: Final = frozenset(
         "oversized",
         "error",
         "bad-protocol",
+        "stall",
+        "stall-ignore-term",
+        "stall-grandchild",
+        "duplicate",
+        "endless",
     }
 )
+#: What a stalled grandchild runs: nothing, forever (killed with its process group).
+_STALL: Final = "import time\nwhile True:\n    time.sleep(60)\n"
 _SPEC: Final = re.compile(
     r"(?P<kind>[a-z-]+)(?:=(?P<param>[^:@]+))?(?::(?P<op>[^@]+))?(?:@(?P<n>\d+)(?P<on>\+)?)?"
 )
@@ -155,7 +171,20 @@ class FakeServer(Server):
             while os.read(self.stdin_fd, 1 << 16):
                 pass
             os._exit(0)
-        if kind == "flood-stderr":
+        if kind.startswith("stall"):
+            self.stall(kind)
+        if kind == "duplicate":
+            reply = self.encode(self.dispatch(message))
+            self.pending += [reply, reply]
+        elif kind == "endless":
+            self.flush()
+            size = int(fault.param or 20 << 20)
+            self.stdout.write(b'{"id":' + json.dumps(id_).encode() + b',"result":"')
+            for _ in range(size // (1 << 16) + 1):
+                self.stdout.write(b"x" * (1 << 16))
+            self.stdout.flush()
+            self.stall("stall")
+        elif kind == "flood-stderr":
             size = int(fault.param or 1 << 20)
             line = b"fake adapter: flooding stderr " + b"." * 70 + b"\n"
             for _ in range(size // len(line) + 1):
@@ -183,6 +212,18 @@ class FakeServer(Server):
             if "result" in reply and isinstance(reply["result"], dict):
                 reply["result"]["protocol"] = 2
             self.pending.append(self.encode(reply))
+
+
+    def stall(self, kind: str) -> None:
+        """Never answer again, whatever the harness does short of ending the group."""
+        self.flush()
+        if kind == "stall-ignore-term":
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if kind == "stall-grandchild":
+            worker = subprocess.Popen([sys.executable, "-c", _STALL])
+            worker.wait()
+        while True:
+            time.sleep(60)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -16,15 +16,16 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import selectors
 import shlex
 import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import IO, Any, Final
 
-from dsh_conformance.adapters import wire
+from dsh_conformance.adapters import procgroup, wire
 from dsh_conformance.adapters.contract import (
     PROTOCOL_VERSION,
     AdapterFault,
@@ -37,11 +38,19 @@ STDERR_TAIL_BYTES: Final = 4096
 #: How long ``close`` waits for a clean exit after ``shutdown`` before killing.
 SHUTDOWN_GRACE: Final = 2.0
 
+#: How often pipe readers look up from an idle pipe to see whether to stop.
+READ_POLL: Final = 0.1
+
 _EOF: Final = ("eof", b"")
 
 
 class _Process:
-    """One running implementation process with drained stdout and stderr."""
+    """One running implementation process group with drained stdout and stderr.
+
+    The process leads a session of its own, so ending it ends everything it started
+    (procgroup.py).  Readers poll the pipes with a short select timeout and stop when
+    asked, so no thread is ever stuck on a pipe some escaped grandchild keeps open.
+    """
 
     def __init__(
         self,
@@ -58,6 +67,7 @@ class _Process:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
+                start_new_session=True,
             )
         except OSError as exc:
             raise AdapterFault(
@@ -66,38 +76,51 @@ class _Process:
         assert self.popen.stdin
         assert self.popen.stdout
         assert self.popen.stderr
+        self.pgid = self.popen.pid
+        procgroup.Watchdog.get().watch(self.pgid)
         self.stdin: IO[bytes] = self.popen.stdin
         self.lines: queue.SimpleQueue[tuple[str, bytes]] = queue.SimpleQueue()
         self.max_reply_bytes = max_reply_bytes
         self.stderr_tail: deque[bytes] = deque()
         self.stderr_size = 0
         self.stderr_chunks = 0
+        self._stop = threading.Event()
+        self._ended = False
         self._stdout_thread = threading.Thread(
-            target=self._read_stdout, args=(self.popen.stdout,), daemon=True
+            target=self._read_stdout, args=(self.popen.stdout.fileno(),), daemon=True
         )
         self._stderr_thread = threading.Thread(
-            target=self._read_stderr, args=(self.popen.stderr,), daemon=True
+            target=self._read_stderr, args=(self.popen.stderr.fileno(),), daemon=True
         )
         self._stdout_thread.start()
         self._stderr_thread.start()
 
-    def _read_stdout(self, stream: IO[bytes]) -> None:
-        read = getattr(stream, "read1", stream.read)
-        partial = b""
-        discarding = 0  # bytes of an oversized line dropped so far
-        cap = self.max_reply_bytes
-        try:
-            while True:
-                chunk = read(1 << 16)
+    def _chunks(self, fd: int) -> Iterator[bytes]:
+        """What arrives on *fd* until EOF, or until the process is ended."""
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ)
+            while not self._stop.is_set():
+                if not selector.select(READ_POLL):
+                    continue
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except OSError:
+                    return
                 if not chunk:
-                    break
+                    return
+                yield chunk
+
+    def _read_stdout(self, fd: int) -> None:
+        partial = b""
+        discarding = False  # inside a line already reported as too long
+        cap = self.max_reply_bytes
+        with contextlib.suppress(OSError, ValueError):
+            for chunk in self._chunks(fd):
                 if discarding:
                     cut = chunk.find(b"\n")
                     if cut < 0:
-                        discarding += len(chunk)
                         continue
-                    self.lines.put(("oversized", str(discarding + cut).encode()))
-                    discarding = 0
+                    discarding = False
                     chunk = chunk[cut + 1 :]
                 data = partial + chunk
                 *complete, partial = data.split(b"\n")
@@ -107,27 +130,22 @@ class _Process:
                     else:
                         self.lines.put(("line", line))
                 if len(partial) > cap:
-                    discarding, partial = len(partial), b""
-        except (OSError, ValueError):
-            pass
+                    # Reported now, not when (if ever) the newline comes: a reply that
+                    # never ends is a protocol violation, not a slow answer.
+                    self.lines.put(("too-long", str(len(partial)).encode()))
+                    discarding, partial = True, b""
         if partial.strip():
             self.lines.put(("line", partial))
         self.lines.put(_EOF)
 
-    def _read_stderr(self, stream: IO[bytes]) -> None:
-        read = getattr(stream, "read1", stream.read)
-        try:
-            while True:
-                chunk = read(1 << 16)
-                if not chunk:
-                    return
+    def _read_stderr(self, fd: int) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            for chunk in self._chunks(fd):
                 self.stderr_chunks += 1
                 self.stderr_tail.append(chunk)
                 self.stderr_size += len(chunk)
                 while self.stderr_size - len(self.stderr_tail[0]) >= STDERR_TAIL_BYTES:
                     self.stderr_size -= len(self.stderr_tail.popleft())
-        except (OSError, ValueError):
-            return
 
     def stderr_text(self) -> str:
         data = b"".join(self.stderr_tail)[-STDERR_TAIL_BYTES:]
@@ -141,31 +159,36 @@ class _Process:
         return self.popen.poll() is None
 
     def kill(self) -> None:
-        with contextlib.suppress(OSError):
-            self.popen.kill()
+        """End the whole group (SIGTERM, grace, SIGKILL) and release the pipes."""
+        self._end()
+
+    def _end(self) -> None:
+        if self._ended:
+            return
+        self._ended = True
+        procgroup.end_group(self.pgid, self.popen)
         with contextlib.suppress(subprocess.TimeoutExpired):
-            self.popen.wait(timeout=5)
+            self.popen.wait(timeout=procgroup.TERM_GRACE)
+        procgroup.Watchdog.get().forget(self.pgid)
         self._close_pipes()
 
     def _close_pipes(self) -> None:
+        self._stop.set()
+        self._stdout_thread.join(timeout=1)
+        self._stderr_thread.join(timeout=1)
         for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
             if stream is not None:
                 with contextlib.suppress(OSError, ValueError):
                     stream.close()
-        self._stdout_thread.join(timeout=1)
-        self._stderr_thread.join(timeout=1)
 
     def shutdown(self, request: bytes) -> None:
-        """Ask politely (``shutdown``), then kill after a grace period."""
+        """Ask politely (``shutdown``), then end the whole group after a grace period."""
         with contextlib.suppress(OSError, ValueError):
             self.write(request)
             self.stdin.close()
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=SHUTDOWN_GRACE)
-        except subprocess.TimeoutExpired:
-            self.kill()
-            return
-        self._close_pipes()
+        self._end()  # whatever the leader left behind goes with it
 
 
 class SubprocessAdapter:
@@ -319,6 +342,7 @@ class SubprocessAdapter:
     ) -> list[dict[str, Any]]:
         process = self._process
         assert process is not None
+        self._check_no_stray_reply(process, batch[0][0])
         try:
             process.write(b"".join(wire.encode(message) for _, message in batch))
         except (OSError, ValueError):
@@ -332,12 +356,15 @@ class SubprocessAdapter:
                 raise self._silent(process, op, message["id"], timeout, stderr_before) from None
             if kind == "eof":
                 raise self._crashed(process, op)
-            if kind == "oversized":
+            if kind in ("oversized", "too-long"):
                 self._drop()
+                size = line.decode()
+                how = f"is {size} bytes" if kind == "oversized" else f"has {size} bytes and no end"
                 raise AdapterFault(
-                    "garbage",
-                    f"{self.name}: the reply to {op!r} is {line.decode()} bytes, over the "
-                    f"{self.max_reply_bytes}-byte reply cap",
+                    "protocol",
+                    f"{self.name}: line too long: the reply to {op!r} {how}, "
+                    f"over the {self.max_reply_bytes}-byte reply cap (one reply per line, "
+                    "newline-terminated; raise the cap with DSH_ADAPTER_MAX_REPLY_BYTES)",
                 )
             try:
                 reply = wire.decode(line)
@@ -347,6 +374,24 @@ class SubprocessAdapter:
                 raise
             replies.append(reply)
         return replies
+
+    def _check_no_stray_reply(self, process: _Process, op: str) -> None:
+        """Nothing may arrive between exchanges: a second reply to an answered request
+        is a protocol violation (scored as a crash), never read as the next answer."""
+        try:
+            kind, line = process.lines.get_nowait()
+        except queue.Empty:
+            return
+        if kind == "eof":
+            raise self._crashed(process, op)
+        self._drop()
+        shown = wire.printable(line[:200].decode("utf-8", "replace"), keep_newlines=False)
+        raise AdapterFault(
+            "protocol",
+            f"{self.name}: an unsolicited line arrived before {op!r} was sent (a duplicate "
+            f"or extra reply to an earlier request; each request gets exactly one reply): "
+            f"{shown}",
+        )
 
     def _check_reply(self, reply: dict[str, Any], expected: Any, op: str) -> None:
         got = reply.get("id")

@@ -162,7 +162,7 @@ def test_a_crash_restarts_with_handshake_replay(tmp_path: Path) -> None:
         ("stderr-silence", "crash", "went silent"),
         ("garbage", "garbage", "not JSON"),
         ("wrong-id", "protocol", "does not match request id"),
-        ("oversized=5000", "garbage", "over the 1000-byte reply cap"),
+        ("oversized=5000", "protocol", "over the 1000-byte reply cap"),
     ],
 )
 def test_faults_are_typed(fault: str, kind: str, words: str) -> None:

@@ -7,6 +7,7 @@ to import.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import hashlib
 import platform
@@ -117,6 +118,16 @@ class HarnessPlugin:
     results: list[TestResult] = field(factory=list)
     problems: list[dict[str, str]] = field(factory=list)
     started: float = field(factory=time.monotonic)
+    signals: contextlib.ExitStack = field(factory=contextlib.ExitStack)
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        from dsh_conformance import signals
+
+        signals.reset()
+        self.signals.enter_context(signals.interruptible())
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self.signals.close()
 
     # --- selection ------------------------------------------------------------------------
 
@@ -446,7 +457,7 @@ class HarnessPlugin:
             inner = guard.adapter if guard is not None else None
             self.writer.footer(
                 {
-                    "status": "complete" if not session.shouldstop else "stopped",
+                    **footer_status(session),
                     "exit_status": int(session.exitstatus),
                     "expectation_problems": self.problems,
                     "calls": guard.calls if guard is not None else 0,
@@ -518,3 +529,22 @@ class HarnessPlugin:
             terminalreporter.write_line(
                 f"dsh-conformance: [{problem['kind']}] {problem['message']}"
             )
+
+
+def footer_status(session: pytest.Session) -> dict[str, str]:
+    """What the footer says about how the run ended (D-127): ``complete``, ``stopped``
+    (``-x``), ``interrupted`` with the signal, or ``aborted`` with why."""
+    from dsh_conformance import signals
+
+    received = signals.received()
+    if received is not None:
+        return {"status": "interrupted", "signal": received}
+    status = int(session.exitstatus)
+    if status == pytest.ExitCode.INTERRUPTED:
+        reason = str(session.shouldfail or session.shouldstop or "") or "the run was cut short"
+        return {"status": "aborted", "reason": reason}
+    if status == pytest.ExitCode.INTERNAL_ERROR:
+        return {"status": "aborted", "reason": "internal error (see pytest.log)"}
+    if session.shouldstop:
+        return {"status": "stopped", "reason": str(session.shouldstop)}
+    return {"status": "complete"}

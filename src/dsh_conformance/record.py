@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
+from functools import cache
 from pathlib import Path
 from typing import IO, Any, ClassVar, Final
 
@@ -157,17 +158,77 @@ class RecordWriter:
 
 def _lines(source: str | Path) -> Iterator[tuple[int, str]]:
     if str(source) == "-":
-        yield from enumerate(sys.stdin, 1)
+        stream: Iterable[str] = sys.stdin
+        yield from _decoded(source, enumerate(stream, 1))
         return
     path = Path(source)
+    if path.is_dir():
+        raise RecordError(
+            "record-is-directory",
+            f"{path}: is a directory, not a run record",
+            hint=f"the record of a --report-dir run is {path / 'record.jsonl'}",
+        )
     if not path.exists():
-        raise RecordError("no-such-record", f"{path}: no such file", hint="check the path")
-    with path.open(encoding="utf-8") as handle:
-        yield from enumerate(handle, 1)
+        raise RecordError(
+            "no-such-record", f"{path}: no such file", hint="check the path", exit_status=66
+        )
+    try:
+        with path.open(encoding="utf-8") as handle:
+            yield from _decoded(source, enumerate(handle, 1))
+    except OSError as exc:
+        raise RecordError("unreadable-record", f"{path}: {exc.strerror or exc}") from exc
+
+
+def _decoded(source: str | Path, lines: Iterator[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    number = 0
+    try:
+        for number, line in lines:
+            yield number, line
+    except UnicodeDecodeError as exc:
+        raise RecordError(
+            "record-not-utf8",
+            f"{source}: line {number + 1} is not UTF-8 ({exc.reason} at byte {exc.start})",
+            hint="is this a dsh-conformance run record (--dsh-record / --report-dir)?",
+        ) from exc
+
+
+@cache
+def _validators() -> dict[str, Any]:
+    from jsonschema import Draft202012Validator
+
+    from dsh_conformance.spec import schema
+
+    defs = schema("record.json")["$defs"]
+    return {
+        kind: Draft202012Validator({"$defs": defs, "$ref": f"#/$defs/{kind}"})
+        for kind in ("header", "test", "footer")
+    }
+
+
+def check_line(data: Any, where: str) -> None:
+    """Validate one record line against spec/schemas/record.json (``RecordError``)."""
+    if not isinstance(data, dict) or data.get("type") not in ("header", "test", "footer"):
+        raise RecordError(
+            "record-not-json",
+            f"{where}: not a record line (a JSON object with type header, test or footer)",
+        )
+    error = next(iter(_validators()[data["type"]].iter_errors(data)), None)
+    if error is not None:
+        at = "/".join(str(p) for p in error.absolute_path) or "(the line)"
+        raise RecordError(
+            "record-invalid",
+            f"{where}: {data['type']} line, {at}: {error.message}",
+            hint="the record does not follow spec/schemas/record.json: was it edited by hand "
+            "or written by another version?",
+        )
 
 
 def load_record(source: str | Path) -> RunRecord:
-    """Read a run record; raise ``RecordError`` with a stable code when it is unusable."""
+    """Read a run record; raise ``RecordError`` with a stable code when it is unusable.
+
+    Every line is checked against the shipped schema (spec/schemas/record.json) first,
+    so a bad file is one clear error, never a traceback further on.
+    """
     header: Mapping[str, Any] | None = None
     footer: Mapping[str, Any] | None = None
     tests: list[TestResult] = []
@@ -183,14 +244,18 @@ def load_record(source: str | Path) -> RunRecord:
                 f"{source}:{number}: not JSON ({exc})",
                 hint="is this a dsh-conformance run record (--dsh-record / --report-dir)?",
             ) from exc
-        if not isinstance(data, dict) or "type" not in data:
-            raise RecordError("record-not-json", f"{source}:{number}: not a record line")
-        kind = data["type"]
-        if header is None and kind != "header":
+        if (
+            isinstance(data, dict)
+            and "type" in data
+            and header is None
+            and data["type"] != "header"
+        ):
             raise RecordError("missing-header", f"{source}: the first line is not a header")
+        if isinstance(data, dict) and data.get("type") == "header" and data.get("format") != FORMAT:
+            raise RecordError("not-a-record", f"{source}: format is {data.get('format')!r}")
+        check_line(data, f"{source}:{number}")
+        kind = data["type"]
         if kind == "header":
-            if data.get("format") != FORMAT:
-                raise RecordError("not-a-record", f"{source}: format is {data.get('format')!r}")
             header = data
         elif kind == "test":
             result = TestResult.from_json(data)
