@@ -1,8 +1,14 @@
-"""Static cases: verified vectors from data files, each tagged with requirement ids.
+"""Static cases: the language-neutral case set, each case tagged with requirement ids.
 
-Every ``conformance/cases/*.json`` file with ``"format": "dsh-cases/1"`` holds cases
-``{id, op, args, expect: {result} | {error: CODE}, req: [...], note?}``; a shrunk failure
-from a property or stateful test can be pasted in as a permanent case.
+Every ``conformance/cases/*.json`` file with ``"format": "dsh-cases/1"`` validates against
+``spec/schemas/cases.json`` and holds cases of two shapes (docs/cases.md):
+
+- one call ``{id, description, provenance, req, op, args, expect: {result} | {error: CODE}}``;
+- a sequence ``{id, description, provenance, req, steps: [{op, args, expect?}]}`` run in
+  order on one implementation, where every step must succeed and steps with ``expect``
+  are compared (agent ids are unique per case, so no reset is needed between cases).
+
+A shrunk failure from a property or stateful test can be pasted in as a permanent case.
 """
 
 from __future__ import annotations
@@ -25,6 +31,14 @@ def _op_capabilities() -> dict[str, str]:
     return {name: entry.capability for name, entry in REGISTRY.items()}
 
 
+def case_capabilities(case: dict[str, Any], capabilities: dict[str, str]) -> list[str]:
+    """Every capability the case's operations need, in first-use order."""
+    if case.get("capability"):
+        return [case["capability"]]
+    ops = [step["op"] for step in case["steps"]] if "steps" in case else [case["op"]]
+    return list(dict.fromkeys(capabilities.get(op, "uri") for op in ops))
+
+
 def load_cases() -> list[Any]:
     capabilities = _op_capabilities()
     return [
@@ -33,21 +47,29 @@ def load_cases() -> list[Any]:
             id=f"{stem}:{case['id']}",
             marks=[
                 pytest.mark.req(*case["req"]),
-                pytest.mark.capability(
-                    case.get("capability") or capabilities.get(case["op"], "uri")
-                ),
+                *(pytest.mark.capability(c) for c in case_capabilities(case, capabilities)),
             ],
         )
         for stem, case in cases(FORMAT)
     ]
 
 
+def _check(impl: Implementation, op: str, raw_args: Any, expect: Any, why: str) -> None:
+    args = canonical_value(raw_args)
+    assert isinstance(args, dict), "case args must be an object"
+    if expect is None:
+        impl.call(op, **args)
+    elif "error" in expect:
+        assert impl.error_code(op, **args) == expect["error"], why
+    else:
+        assert impl.call(op, **args) == canonical_value(expect["result"]), why
+
+
 @pytest.mark.parametrize("case", load_cases())
 def test_case(impl: Implementation, case: dict[str, Any]) -> None:
-    args = canonical_value(case["args"])
-    assert isinstance(args, dict), "case args must be an object"
-    expect = case["expect"]
-    if "error" in expect:
-        assert impl.error_code(case["op"], **args) == expect["error"], case.get("note", "")
-    else:
-        assert impl.call(case["op"], **args) == canonical_value(expect["result"])
+    why = case.get("note") or case["description"]
+    if "steps" not in case:
+        _check(impl, case["op"], case["args"], case["expect"], why)
+        return
+    for number, step in enumerate(case["steps"], 1):
+        _check(impl, step["op"], step["args"], step.get("expect"), f"step {number}: {why}")
