@@ -1,8 +1,14 @@
-"""Static cases: verified vectors from data files, each tagged with requirement ids.
+"""Static cases: the language-neutral case set, each case tagged with requirement ids.
 
-Every ``conformance/cases/*.json`` file with ``"format": "dsh-cases/1"`` holds cases
-``{id, op, args, expect: {result} | {error: CODE}, req: [...], note?}``; a shrunk failure
-from a property or stateful test can be pasted in as a permanent case.
+Every ``conformance/cases/*.json`` file with ``"format": "dsh-cases/1"`` validates against
+``spec/schemas/cases.json`` and holds cases of two shapes (docs/cases.md):
+
+- one call ``{id, description, provenance, req, op, args, expect: {result} | {error: CODE}}``;
+- a sequence ``{id, description, provenance, req, steps: [{op, args, expect?}]}`` run in
+  order on one implementation, where every step must succeed and steps with ``expect``
+  are compared (agent ids are unique per case, so no reset is needed between cases).
+
+A shrunk failure from a property or stateful test can be pasted in as a permanent case.
 """
 
 from __future__ import annotations
@@ -26,6 +32,14 @@ def _op_capabilities() -> dict[str, str]:
     return {name: entry.capability for name, entry in REGISTRY.items()}
 
 
+def case_capabilities(case: dict[str, Any], capabilities: dict[str, str]) -> list[str]:
+    """Every capability the case's operations need, in first-use order."""
+    if case.get("capability"):
+        return [case["capability"]]
+    ops = [step["op"] for step in case["steps"]] if "steps" in case else [case["op"]]
+    return list(dict.fromkeys(capabilities.get(op, "uri") for op in ops))
+
+
 def load_cases() -> list[Any]:
     capabilities = _op_capabilities()
     return [
@@ -34,25 +48,34 @@ def load_cases() -> list[Any]:
             id=f"{stem}:{case['id']}",
             marks=[
                 pytest.mark.req("REF-010", *case["req"]),
-                pytest.mark.capability(
-                    case.get("capability") or capabilities.get(case["op"], "uri")
-                ),
+                *(pytest.mark.capability(c) for c in case_capabilities(case, capabilities)),
             ],
         )
         for stem, case in cases(FORMAT)
     ]
 
 
+def _check(impl: Implementation, op: str, raw_args: Any, expect: Any, where: str) -> None:
+    args = canonical_value(raw_args)
+    assert isinstance(args, dict), "case args must be an object"
+    if expect is None:
+        with check("REF-010", case=where, op=op, args=args):
+            impl.call(op, **args)
+    elif "error" in expect:
+        expect_error("REF-010", impl, op, args, codes={expect["error"]})
+    else:
+        with check("REF-010", case=where, op=op, args=args):
+            actual = impl.call(op, **args)
+        expect_equal("REF-010", actual, canonical_value(expect["result"]), case=where, op=op)
+
+
 @pytest.mark.parametrize("case", load_cases())
 def test_case(impl: Implementation, case: dict[str, Any]) -> None:
     """A vector is byte identity (REF-010, D-163): the requirements a case lists are what it
     illustrates, and are judged by the property tests, not by these exact bytes."""
-    args = canonical_value(case["args"])
-    assert isinstance(args, dict), "case args must be an object"
-    expected = case["expect"]
-    if "error" in expected:
-        expect_error("REF-010", impl, case["op"], args, codes={expected["error"]})
-    else:
-        with check("REF-010", case=case["id"], op=case["op"], args=args):
-            actual = impl.call(case["op"], **args)
-        expect_equal("REF-010", actual, canonical_value(expected["result"]), case=case["id"])
+    where = f"{case['id']}: {case.get('note') or case['description']}"
+    if "steps" not in case:
+        _check(impl, case["op"], case["args"], case["expect"], where)
+        return
+    for number, step in enumerate(case["steps"], 1):
+        _check(impl, step["op"], step["args"], step.get("expect"), f"{where} (step {number})")

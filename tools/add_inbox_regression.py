@@ -3,7 +3,8 @@
 Paste the "Falsifying example" Hypothesis printed (the ``state.<rule>(...)`` lines) on
 stdin and name the case and the requirement ids it protects::
 
-    python tools/add_inbox_regression.py --id late-steer-lost --req INBOX-020 < failure.txt
+    python tools/add_inbox_regression.py --id late-steer-lost --req INBOX-020 \
+        --description 'Late steering keeps its record.' < failure.txt
 
 Invariant checks, ``state = InboxMachine()`` and ``state.teardown()`` lines are skipped;
 every other ``state.<rule>(name=value, ...)`` line becomes one program step.  ``--plain``
@@ -47,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--id", required=True, help="a short kebab-case case id")
     parser.add_argument("--req", action="append", required=True, help="requirement id (repeat)")
-    parser.add_argument("--note", default="", help="what the program shows")
+    parser.add_argument("--description", required=True, help="one sentence: what it shows")
+    parser.add_argument("--note", default="", help="anything else worth knowing")
     parser.add_argument("--plain", action="store_true", help="from the placement-free run")
     parser.add_argument("--file", type=Path, default=CASES)
     options = parser.parse_args(argv)
@@ -57,7 +59,14 @@ def main(argv: list[str] | None = None) -> int:
     data = json.loads(options.file.read_text(encoding="utf-8"))
     if any(case["id"] == options.id for case in data["cases"]):
         raise SystemExit(f"case {options.id!r} already exists")
-    case: dict[str, Any] = {"id": options.id, "req": options.req, "prefix": not options.plain}
+    case: dict[str, Any] = {
+        "id": options.id,
+        "description": options.description,
+        # the program's expectations come from running the oracle in lockstep
+        "provenance": "reference-model",
+        "req": options.req,
+        "prefix": not options.plain,
+    }
     if options.note:
         case["note"] = options.note
     case["program"] = program
