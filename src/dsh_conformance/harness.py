@@ -107,6 +107,10 @@ class HarnessPlugin:
     problems: list[dict[str, str]] = field(factory=list)
     started: float = field(factory=time.monotonic)
     signals: contextlib.ExitStack = field(factory=contextlib.ExitStack)
+    #: ``--dsh-resume``: results of the earlier run, carried into this run's record.
+    carried: dict[str, TestResult] = field(factory=dict)
+    #: ``--dsh-last-failed``: the only test ids to run.
+    rerun: set[str] | None = None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         from dsh_conformance import signals
@@ -131,6 +135,7 @@ class HarnessPlugin:
         from dsh_conformance.spec import load_catalog
 
         catalog = load_catalog()
+        self._load_earlier()
         plugin.check_traceability(conformance, catalog.requirements)
         root = plugin.conformance_root()
         self.full_collection = self._covers_package(conformance, root)
@@ -158,6 +163,8 @@ class HarnessPlugin:
             selected = any(
                 profile in catalog.requirements[r].profiles for r in reqs
             ) and self._wanted(reqs, caps, patterns, capabilities)
+            if selected and self._done_earlier(test_id):
+                selected = False
             if selected:
                 kept.append(item)
                 self.meta[item.nodeid] = ItemMeta(test_id, reqs, caps, entry)
@@ -166,6 +173,44 @@ class HarnessPlugin:
         if removed:
             config.hook.pytest_deselected(items=removed)
             items[:] = kept
+
+    def _load_earlier(self) -> None:
+        """Read ``--dsh-resume`` / ``--dsh-last-failed`` before this run's record exists
+        (it may be the same file)."""
+        from dsh_conformance.record import load_record
+
+        resume = self.config.getoption("dsh_resume", None)
+        last_failed = self.config.getoption("dsh_last_failed", None)
+        try:
+            if resume:
+                self.carried = {t.nodeid: t for t in load_record(str(resume)).tests}
+            if last_failed:
+                tests = load_record(str(last_failed)).tests
+                self.rerun = {t.nodeid for t in tests if t.outcome in FAILING}
+        except HarnessError as exc:
+            raise pytest.UsageError(str(exc)) from exc
+
+    def _done_earlier(self, test_id: str) -> bool:
+        if test_id in self.carried:
+            return True
+        return self.rerun is not None and test_id not in self.rerun
+
+    def _carry_over(self) -> None:
+        """Write the resumed run's earlier results first, as if they had just run."""
+        for result in self.carried.values():
+            self._count_for_entries(result)
+            self.results.append(result)
+            if self.writer is not None:
+                self.writer.test(result)
+
+    def _count_for_entries(self, result: TestResult) -> None:
+        if self.manifest is None or result.outcome not in APPLICABLE:
+            return
+        for e in self.manifest.entries:
+            if e.matches(result.nodeid, result.requirements):
+                stats = self.entry_stats[e.id]
+                stats.ran += 1
+                stats.failed += result.outcome in (FAILING | {Outcome.XFAIL})
 
     @staticmethod
     def _wanted(
@@ -236,6 +281,7 @@ class HarnessPlugin:
                     }
                 )
             )
+        self._carry_over()
 
     def _header(self, adapter: dict[str, Any]) -> dict[str, Any]:
         from hypothesis import settings
@@ -263,11 +309,21 @@ class HarnessPlugin:
                 "capabilities": list(self.config.getoption("dsh_capability") or ()),
                 "keyword": self.config.getoption("keyword", "") or "",
             },
-            "selected": len(self.meta),
+            "selected": len(self.meta) + len(self.carried),
+            **self._lineage(),
             "started": datetime.now(UTC).isoformat(timespec="seconds"),
             "python": sys.version.split()[0],
             "platform": platform.platform(terse=True),
         }
+
+    def _lineage(self) -> dict[str, Any]:
+        """Which earlier record this run continues or reruns (absent for a fresh run)."""
+        out: dict[str, Any] = {}
+        if self.config.getoption("dsh_resume", None):
+            out["resumed"] = len(self.carried)
+        if self.config.getoption("dsh_last_failed", None):
+            out["rerun_failed"] = True
+        return out
 
     # --- running --------------------------------------------------------------------------
 
@@ -463,7 +519,7 @@ class HarnessPlugin:
 
 
 def footer_status(session: pytest.Session) -> dict[str, str]:
-    """What the footer says about how the run ended (D-127): ``complete``, ``stopped``
+    """What the footer says about how the run ended (D-136): ``complete``, ``stopped``
     (``-x``), ``interrupted`` with the signal, or ``aborted`` with why."""
     from dsh_conformance import signals
 

@@ -86,6 +86,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="per-call timeout of subprocess adapters (default 30)",
     )
     group.addoption(
+        "--dsh-resume",
+        default=None,
+        metavar="RECORD",
+        help="continue an interrupted run: skip the tests RECORD has, carry its results over",
+    )
+    group.addoption(
+        "--dsh-last-failed",
+        default=None,
+        metavar="RECORD",
+        help="run only the tests that failed in RECORD",
+    )
+    group.addoption(
         "--dsh-validate",
         action="store_true",
         default=False,
