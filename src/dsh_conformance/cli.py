@@ -127,6 +127,25 @@ def main() -> None:
 # --- run ------------------------------------------------------------------------------------
 
 
+class _Collected:
+    """What ``_Progress.pytest_collection_finish`` reads of a session: its items."""
+
+    def __init__(self, items: Sequence[str]) -> None:
+        self.items = items
+
+
+class _WorkerTotal:
+    """Under xdist the controller collects nothing: the progress total comes from the
+    first worker's collection (registered only with --workers, when the hook exists)."""
+
+    def __init__(self, progress: _Progress) -> None:
+        self.progress = progress
+
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
+        if not self.progress.total:
+            self.progress.pytest_collection_finish(_Collected(ids))
+
+
 class _Progress:
     """A rich progress bar on stderr, fed by pytest hooks."""
 
@@ -354,7 +373,9 @@ def run(
         record_path = (report_dir or Path(tmp)) / "record.jsonl"
         err.print(f"[dim]dsh-conformance: {adapter} (seed {options.seed})[/dim]", markup=True)
         log = report_dir / "pytest.log" if report_dir is not None else None
-        status = runner.run(options, record_path, plugins=[_Progress(err)], log=log)
+        progress = _Progress(err)
+        plugins: list[Any] = [progress] + ([_WorkerTotal(progress)] if workers else [])
+        status = runner.run(options, record_path, plugins=plugins, log=log)
         _finish_run(status, record_path, report_dir, fmt, out, err)
 
 

@@ -244,9 +244,11 @@ class HarnessPlugin:
         self.meta = {k: v for k, v in self.meta.items() if k in final}
         if not self.meta or self.config.option.collectonly:
             return
-        record = self.config.getoption("dsh_record")
+        from dsh_conformance import parallel
+
+        record = parallel.record_path(self.config)  # an xdist worker writes its own part
         if record:
-            self.writer = RecordWriter(str(record))
+            self.writer = RecordWriter(record)
         from dsh_conformance import pytest_plugin as plugin
 
         adapter_name = str(self.config.getoption("--dsh-adapter"))
@@ -437,7 +439,9 @@ class HarnessPlugin:
         failing = sum(totals[o] for o in FAILING)
         if (failing or self.problems) and session.exitstatus == 0:
             session.exitstatus = EX_FAILURES
-        if self.config.getoption("dsh_write_expectations"):
+        if self.config.getoption("dsh_write_expectations") and not hasattr(
+            self.config, "workerinput"
+        ):  # under xdist the controller writes it, from every worker's results
             self._write_expectations(Path(str(self.config.getoption("dsh_write_expectations"))))
         if self.writer is not None:
             guard = self.config.stash.get(GUARD_KEY, None)

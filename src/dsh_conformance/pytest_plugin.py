@@ -113,6 +113,7 @@ def register_profiles() -> None:
         settings.register_profile(name, **values)
 
 
+@pytest.hookimpl(tryfirst=True)  # profiles exist before Hypothesis loads --hypothesis-profile
 def pytest_configure(config: pytest.Config) -> None:
     from hypothesis import settings
 
@@ -123,6 +124,10 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     config.addinivalue_line("markers", "capability(name): adapter capability the test needs")
     config.pluginmanager.register(HarnessPlugin(config), "dsh-harness")
+    from dsh_conformance import parallel
+
+    if parallel.is_controller(config):
+        config.pluginmanager.register(parallel.ControllerPlugin(config), "dsh-parallel")
 
     for name, values in PROFILES.items():
         settings.register_profile(name, **values)
