@@ -174,8 +174,8 @@ class FakeServer(Server):
         if kind.startswith("stall"):
             self.stall(kind)
         if kind == "duplicate":
-            reply = self.encode(self.dispatch(message))
-            self.pending += [reply, reply]
+            answer = self.encode(self.dispatch(message))
+            self.pending += [answer, answer]
         elif kind == "endless":
             self.flush()
             size = int(fault.param or 20 << 20)
@@ -212,7 +212,6 @@ class FakeServer(Server):
             if "result" in reply and isinstance(reply["result"], dict):
                 reply["result"]["protocol"] = 2
             self.pending.append(self.encode(reply))
-
 
     def stall(self, kind: str) -> None:
         """Never answer again, whatever the harness does short of ending the group."""

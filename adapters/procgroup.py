@@ -4,7 +4,7 @@ An adapter often runs behind a wrapper (``npm run``, ``sh -c``, a script) and ma
 workers of its own; killing only the direct child leaves the real implementation running
 and holding the pipes.  So every implementation process starts a session of its own (its
 own process group), and ending it means the whole group: ``SIGTERM``, a grace period,
-then ``SIGKILL`` (decision D-126).
+then ``SIGKILL`` (decision D-135).
 
 A harness killed with ``SIGKILL`` cannot clean up after itself.  For that case each
 harness process has one *watchdog*: a tiny helper in its own session that holds the

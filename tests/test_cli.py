@@ -115,9 +115,14 @@ def test_adapters_lists_the_built_ins() -> None:
 def test_summary_exit_status_follows_the_run(tmp_path: Path) -> None:
     assert invoke("summary", str(record(tmp_path / "ok.jsonl", "pass", "unsupported")))[0] == 0
     assert invoke("summary", str(record(tmp_path / "bad.jsonl", "pass", "crash")))[0] == 1
-    status, out, _ = invoke("summary", str(record(tmp_path / "cut.jsonl", "pass", footer=False)))
-    assert status == 1
+    cut = str(record(tmp_path / "cut.jsonl", "pass", footer=False))
+    status, out, err = invoke("summary", cut)
+    assert status == 3  # EX_INCOMPLETE: a truncated run is never a green one
     assert "TRUNCATED" in out
+    assert "error[incomplete-record]" in err
+    assert invoke("summary", cut, "--allow-incomplete")[0] == 0  # judged by what ran
+    cut_bad = str(record(tmp_path / "cut-bad.jsonl", "crash", footer=False))
+    assert invoke("summary", cut_bad, "--allow-incomplete")[0] == 1
 
 
 def test_summary_of_garbage_is_a_typed_error(tmp_path: Path) -> None:

@@ -16,7 +16,16 @@ from typing import Any, TypeVar
 
 import click
 
-from dsh_conformance.errors import EX_FAILURES, EX_SOFTWARE, HarnessError
+from dsh_conformance.errors import (
+    EX_CANTCREAT,
+    EX_FAILURES,
+    EX_INCOMPLETE,
+    EX_INTERRUPTED,
+    EX_SOFTWARE,
+    EX_USAGE,
+    EXIT_STATUSES,
+    HarnessError,
+)
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -37,6 +46,15 @@ def _fail(code: str, message: str, hint: str = "", status: int = 78) -> None:
     raise HarnessError(code, message, hint=hint, exit_status=status)
 
 
+def _print_error(code: str, message: str, hint: str = "") -> None:
+    """One diagnostic on stderr: ``error[code] message``, then ``hint: …``."""
+    from dsh_conformance.reporting.escape import for_terminal
+
+    click.echo(f"error[{code}] {for_terminal(message)}", err=True)
+    if hint:
+        click.echo(f"  hint: {for_terminal(hint)}", err=True)
+
+
 def handles_errors(command: F) -> F:
     """Render HarnessError / DshError as a diagnostic with code and hint, then exit."""
 
@@ -47,26 +65,53 @@ def handles_errors(command: F) -> F:
         try:
             return command(*args, **kwargs)
         except (HarnessError, DshError) as exc:
-            from rich.panel import Panel
-            from rich.text import Text
-
-            from dsh_conformance.reporting.escape import for_terminal
-
             status = exc.exit_status if isinstance(exc, HarnessError) else 78
-            hint = exc.hint or ""
-            body = Text(for_terminal(exc.message))
-            if hint:
-                body.append("\nhint: ", style="bold")
-                body.append(for_terminal(hint))
-            _, err = _consoles()
-            title = Text(f"error[{exc.code}]", style="bold red")
-            err.print(Panel(body, title=title, border_style="red", expand=False))
+            _print_error(str(exc.code), exc.message, exc.hint or "")
             sys.exit(status)
 
     return wrapper  # type: ignore[return-value]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Cli(click.Group):
+    """Usage errors and Ctrl-C end in one diagnostic line and a documented status, like
+    every other error (never click's multi-line usage block or a traceback)."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        run = functools.partial(
+            super().main, args, prog_name, complete_var, standalone_mode=False, **extra
+        )
+        if not standalone_mode:
+            return run()
+        try:
+            result: Any = run()
+        except click.UsageError as exc:
+            command = exc.ctx.command_path if exc.ctx is not None else "dsh-conformance"
+            _print_error("usage", exc.format_message(), f"{command} --help")
+            sys.exit(EX_USAGE)
+        except click.ClickException as exc:
+            _print_error("usage", exc.format_message())
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            _print_error("interrupted", "interrupted by a signal")
+            sys.exit(EX_INTERRUPTED)
+        sys.exit(result if isinstance(result, int) else 0)
+
+
+def _exit_table() -> str:
+    rows = "\n".join(f"  {code:>3}  {meaning}" for code, meaning in EXIT_STATUSES)
+    return "\b\nExit statuses:\n" + rows
+
+
+@click.group(
+    cls=_Cli, context_settings={"help_option_names": ["-h", "--help"]}, epilog=_exit_table()
+)
 @click.version_option(package_name="dsh-conformance")
 def main() -> None:
     """Conformance suite for cross-session references and side sessions.
@@ -99,6 +144,25 @@ def fail_on_option(command: F) -> F:
         show_default=True,
         help=FAIL_ON_HELP,
     )(command)
+
+
+class _Collected:
+    """What ``_Progress.pytest_collection_finish`` reads of a session: its items."""
+
+    def __init__(self, items: Sequence[str]) -> None:
+        self.items = items
+
+
+class _WorkerTotal:
+    """Under xdist the controller collects nothing: the progress total comes from the
+    first worker's collection (registered only with --workers, when the hook exists)."""
+
+    def __init__(self, progress: _Progress) -> None:
+        self.progress = progress
+
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
+        if not self.progress.total:
+            self.progress.pytest_collection_finish(_Collected(ids))
 
 
 class _Progress:
@@ -171,7 +235,10 @@ def _write_reports(record_path: Path, report_dir: Path) -> list[Path]:
     written = []
     for name, text in outputs.items():
         path = report_dir / name
-        path.write_text(text, encoding="utf-8")
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            _fail("cannot-write", f"{path}: {exc.strerror or exc}", status=EX_CANTCREAT)
         written.append(path)
     return written
 
@@ -216,13 +283,39 @@ def _write_reports(record_path: Path, report_dir: Path) -> list[Path]:
     default=None,
     help="write a manifest for this run's failures",
 )
-@click.option("--timeout", type=float, default=None, help="per-call timeout (subprocess)")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="per-call timeout in seconds (subprocess)",
+)
 @click.option("--validate", is_flag=True, help="check every protocol message (subprocess)")
 @click.option("-x", "--exitfirst", is_flag=True, help="stop at the first failure")
+@click.option(
+    "--workers",
+    "-n",
+    type=click.IntRange(min=1),
+    default=None,
+    help="run in N pytest-xdist worker processes, each with its own adapter instance",
+)
+@click.option(
+    "--resume",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="continue the interrupted run of this record (same seed, profiles, filters)",
+)
+@click.option(
+    "--last-failed",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="rerun only the tests that failed in this record (same seed, profiles, filters)",
+)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @fail_on_option
+@click.pass_context
 @handles_errors
 def run(
+    ctx: click.Context,
     adapter: str,
     requirement: Sequence[str],
     keyword: str,
@@ -237,6 +330,9 @@ def run(
     timeout: float | None,
     validate: bool,
     exitfirst: bool,
+    workers: int | None,
+    resume: Path | None,
+    last_failed: Path | None,
     fmt: str,
     fail_on: str,
 ) -> None:
@@ -245,12 +341,36 @@ def run(
     The seed verdict holds the implementation to what the notes say; the profile verdict
     to this project's decisions and the reference model's bytes.  Exits 0 when the
     verdicts selected by --fail-on pass, 1 when one fails (or an expectation is stale or
-    unexpectedly passes), 70 when the adapter cannot start.
+    unexpectedly passes), 70 when the adapter cannot start, 130 when interrupted (the
+    reports of what ran are still written; --resume goes on).
     """
-    from dsh_conformance import runner
+    from dsh_conformance import runner, runplan
     from dsh_conformance.adapters.expectations import builtin_manifest
 
     out, err = _consoles()
+    if resume is not None and last_failed is not None:
+        _fail("usage", "--resume and --last-failed exclude each other", status=EX_USAGE)
+    earlier = resume or last_failed
+    if earlier is not None:
+        plan = runplan.from_record(earlier, rerun_failed=last_failed is not None)
+        given = {
+            name
+            for name in ctx.params
+            if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT
+        }
+        adapter, seed, hypothesis_profile, spec_profile = plan.override(
+            given, adapter, seed, hypothesis_profile, spec_profile
+        )
+        requirement = requirement or plan.requirements
+        capability = capability or plan.capabilities
+        keyword = keyword or plan.keyword
+        if expectations is None and plan.expectations and not no_expectations:
+            expectations = plan.expectations
+        earlier = runplan.private_copy(earlier)
+    if report_dir is not None:
+        runplan.check_writable_dir(report_dir, "--report-dir")
+    if write_expectations is not None:
+        runplan.check_writable_file(Path(write_expectations), "--write-expectations")
     if expectations is None and not no_expectations:
         builtin = builtin_manifest(adapter)
         expectations = str(builtin) if builtin else None
@@ -268,6 +388,7 @@ def run(
         timeout=timeout,
         validate=validate,
         exitfirst=exitfirst,
+        extra=runplan.extra_args(earlier, last_failed is not None, workers),
     )
     with tempfile.TemporaryDirectory(prefix="dsh-record-") as tmp:
         if report_dir is not None:
@@ -275,7 +396,9 @@ def run(
         record_path = (report_dir or Path(tmp)) / "record.jsonl"
         err.print(f"[dim]dsh-conformance: {adapter} (seed {options.seed})[/dim]", markup=True)
         log = report_dir / "pytest.log" if report_dir is not None else None
-        status = runner.run(options, record_path, plugins=[_Progress(err)], log=log)
+        progress = _Progress(err)
+        plugins: list[Any] = [progress] + ([_WorkerTotal(progress)] if workers else [])
+        status = runner.run(options, record_path, plugins=plugins, log=log)
         _finish_run(status, record_path, report_dir, fmt, out, err, fail_on)
 
 
@@ -288,9 +411,12 @@ def _finish_run(
     err: Any,
     fail_on: str = "seed",
 ) -> None:
+    from dsh_conformance import signals
     from dsh_conformance.record import load_record
     from dsh_conformance.reporting.summary import run_failed
 
+    if signals.received() is not None:
+        _finish_interrupted(signals.received() or "", record_path, report_dir, fmt, out, err)
     if status == EX_SOFTWARE or not record_path.exists():
         reason = ""
         if record_path.exists():
@@ -325,6 +451,32 @@ def _finish_run(
         sys.exit(EX_FAILURES)
 
 
+def _finish_interrupted(
+    signal_name: str,
+    record_path: Path,
+    report_dir: Path | None,
+    fmt: str,
+    out: Any,
+    err: Any,
+) -> None:
+    """After Ctrl-C (or SIGTERM): print and write the reports of what ran, exit 130."""
+    from dsh_conformance.record import load_record
+
+    hint = ""
+    if record_path.exists():
+        record = load_record(record_path)
+        _print_record(record, fmt, out)
+        if report_dir is not None:
+            for path in _write_reports(record_path, report_dir):
+                err.print(f"[dim]wrote {path}[/dim]")
+            err.print(f"[dim]wrote {record_path}[/dim]")
+            hint = f"continue with: dsh-conformance run --resume {record_path}"
+        ran = f" after {len(record.tests)} of {record.header.get('selected', '?')} tests"
+    else:
+        ran = " before any test ran"
+    _fail("interrupted", f"the run was interrupted by {signal_name}{ran}", hint, EX_INTERRUPTED)
+
+
 def _print_record(record: Any, fmt: str, out: Any) -> None:
     if fmt == "json":
         from dsh_conformance.reporting import jsonreport
@@ -343,21 +495,50 @@ def _print_record(record: Any, fmt: str, out: Any) -> None:
 # --- reading records ------------------------------------------------------------------------
 
 
+_ALLOW_INCOMPLETE = click.option(
+    "--allow-incomplete",
+    is_flag=True,
+    help="judge a truncated, interrupted, stopped or aborted record by what ran (default: exit 3)",
+)
+
+
 @main.command()
 @click.argument("record", default="-")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@_ALLOW_INCOMPLETE
 @fail_on_option
 @handles_errors
-def summary(record: str, fmt: str, fail_on: str) -> None:
-    """Summarise a run record (a file, or - for stdin); exit 1 if a --fail-on verdict failed."""
+def summary(record: str, fmt: str, allow_incomplete: bool, fail_on: str) -> None:
+    """Summarise a run record (a file, or - for stdin); exit 1 if a --fail-on verdict
+    failed, 3 if the run did not complete."""
     from dsh_conformance.record import load_record
     from dsh_conformance.reporting.summary import run_failed
 
     out, _ = _consoles()
     loaded = load_record(record)
     _print_record(loaded, fmt, out)
-    if run_failed(loaded, fail_on):
+    judged = _require_complete([loaded], allow_incomplete)
+    if run_failed(judged[0], fail_on):
         sys.exit(EX_FAILURES)
+
+
+def _require_complete(records: Sequence[Any], allow: bool) -> list[Any]:
+    """Exit 3 (EX_INCOMPLETE) unless every record is of a complete run, or *allow*; then
+    the records to judge (an allowed truncated record is judged by what ran)."""
+    import attrs
+
+    incomplete = [r for r in records if r.ending != "complete"]
+    if incomplete and not allow:
+        record = incomplete[0]
+        _fail(
+            "incomplete-record",
+            f"{record.source}: {record.ending_text} ({len(record.tests)} of "
+            f"{record.header.get('selected', '?')} tests recorded)",
+            "rerun, continue it with `dsh-conformance run --resume RECORD`, or pass "
+            "--allow-incomplete to judge what ran",
+            EX_INCOMPLETE,
+        )
+    return [attrs.evolve(r, footer={}) if r.truncated else r for r in records]
 
 
 @main.command()
@@ -387,17 +568,22 @@ def report(records: Sequence[str], fmt: str, output: Path | None, title: str) ->
     if output is None:
         click.echo(text, nl=False)
     else:
-        output.write_text(text, encoding="utf-8")
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            _fail("cannot-write", f"{output}: {exc.strerror or exc}", status=EX_CANTCREAT)
 
 
 @main.command()
 @click.argument("old")
 @click.argument("new")
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown")
+@_ALLOW_INCOMPLETE
 @fail_on_option
 @handles_errors
-def diff(old: str, new: str, fmt: str, fail_on: str) -> None:
-    """Compare two run records; exit 1 when a --fail-on verdict of NEW gained a failure."""
+def diff(old: str, new: str, fmt: str, allow_incomplete: bool, fail_on: str) -> None:
+    """Compare two run records; exit 1 when a --fail-on verdict of NEW gained a failure,
+    3 when either record is not of a complete run."""
     from dsh_conformance.record import load_record
     from dsh_conformance.reporting.diff import diff as compute
     from dsh_conformance.reporting.diff import render_markdown
@@ -409,6 +595,7 @@ def diff(old: str, new: str, fmt: str, fail_on: str) -> None:
         click.echo(json_text(result.to_json()))
     else:
         click.echo(render_markdown(result, before, after), nl=False)
+    _require_complete([before, after], allow_incomplete)
     if result.regressed_on(fail_on):
         sys.exit(EX_FAILURES)
 
@@ -418,7 +605,9 @@ def diff(old: str, new: str, fmt: str, fail_on: str) -> None:
 
 @main.command()
 @click.option("--adapter", "-a", default="reference", show_default=True)
-@click.option("--timeout", type=float, default=10.0, show_default=True)
+@click.option(
+    "--timeout", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True
+)
 @handles_errors
 def smoke(adapter: str, timeout: float) -> None:
     """Is the adapter sound?  Handshake, schema-valid replies, typed errors, reset.

@@ -7,13 +7,33 @@ from __future__ import annotations
 
 from typing import Final
 
-#: sysexits-style exit statuses of the CLI.
+#: sysexits-style exit statuses of the CLI (stable: CI scripts branch on them).
+EX_OK: Final = 0
 EX_FAILURES: Final = 1  # the implementation does not conform (or expectations are off)
 EX_USAGE: Final = 2
+EX_INCOMPLETE: Final = 3  # summary/diff: the record is not of a complete run
+EX_NOTHING: Final = 5  # no test matched the selection
 EX_DATAERR: Final = 65  # a record or manifest is malformed
-EX_NOINPUT: Final = 66
+EX_NOINPUT: Final = 66  # a record or manifest file does not exist
 EX_SOFTWARE: Final = 70  # the adapter is broken (handshake, smoke)
+EX_CANTCREAT: Final = 73  # an output (--report-dir, --write-expectations, -o) cannot be written
 EX_CONFIG: Final = 78
+EX_INTERRUPTED: Final = 130  # a signal (Ctrl-C, SIGTERM, SIGHUP) ended the run
+
+#: The exit-status table, printed by ``--help`` and documented in docs/harness.md.
+EXIT_STATUSES: Final = (
+    (EX_OK, "success: the run is complete and conforms (summary, diff: no failure)"),
+    (EX_FAILURES, "failures, unexpected passes or stale expectations; diff: new failures"),
+    (EX_USAGE, "usage: an unknown option or a bad option value"),
+    (EX_INCOMPLETE, "summary/diff: the record is truncated, interrupted, stopped or aborted"),
+    (EX_NOTHING, "run: no test matched the selection"),
+    (EX_DATAERR, "a record or manifest is unreadable: not UTF-8, not JSON, not the schema"),
+    (EX_NOINPUT, "a record or manifest file does not exist"),
+    (EX_SOFTWARE, "the adapter cannot start or handshake, or fails smoke"),
+    (EX_CANTCREAT, "an output (--report-dir, --write-expectations, -o) cannot be written"),
+    (EX_CONFIG, "configuration: an unknown adapter or requirement, a bad adapter name"),
+    (EX_INTERRUPTED, "interrupted by a signal (Ctrl-C, SIGTERM, SIGHUP); reports of what ran"),
+)
 
 
 class HarnessError(Exception):

@@ -119,6 +119,10 @@ class HarnessPlugin:
     problems: list[dict[str, str]] = field(factory=list)
     started: float = field(factory=time.monotonic)
     signals: contextlib.ExitStack = field(factory=contextlib.ExitStack)
+    #: ``--dsh-resume``: results of the earlier run, carried into this run's record.
+    carried: dict[str, TestResult] = field(factory=dict)
+    #: ``--dsh-last-failed``: the only test ids to run.
+    rerun: set[str] | None = None
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         from dsh_conformance import signals
@@ -143,6 +147,7 @@ class HarnessPlugin:
         from dsh_conformance.spec import load_catalog
 
         catalog = load_catalog()
+        self._load_earlier()
         plugin.check_traceability(conformance, catalog.requirements)
         root = plugin.conformance_root()
         self.full_collection = self._covers_package(conformance, root)
@@ -170,6 +175,8 @@ class HarnessPlugin:
             selected = any(
                 profile in catalog.requirements[r].profiles for r in reqs
             ) and self._wanted(reqs, caps, patterns, capabilities)
+            if selected and self._done_earlier(test_id):
+                selected = False
             if selected:
                 kept.append(item)
                 self.meta[item.nodeid] = ItemMeta(test_id, reqs, caps, entry)
@@ -178,6 +185,44 @@ class HarnessPlugin:
         if removed:
             config.hook.pytest_deselected(items=removed)
             items[:] = kept
+
+    def _load_earlier(self) -> None:
+        """Read ``--dsh-resume`` / ``--dsh-last-failed`` before this run's record exists
+        (it may be the same file)."""
+        from dsh_conformance.record import load_record
+
+        resume = self.config.getoption("dsh_resume", None)
+        last_failed = self.config.getoption("dsh_last_failed", None)
+        try:
+            if resume:
+                self.carried = {t.nodeid: t for t in load_record(str(resume)).tests}
+            if last_failed:
+                tests = load_record(str(last_failed)).tests
+                self.rerun = {t.nodeid for t in tests if t.outcome in FAILING}
+        except HarnessError as exc:
+            raise pytest.UsageError(str(exc)) from exc
+
+    def _done_earlier(self, test_id: str) -> bool:
+        if test_id in self.carried:
+            return True
+        return self.rerun is not None and test_id not in self.rerun
+
+    def _carry_over(self) -> None:
+        """Write the resumed run's earlier results first, as if they had just run."""
+        for result in self.carried.values():
+            self._count_for_entries(result)
+            self.results.append(result)
+            if self.writer is not None:
+                self.writer.test(result)
+
+    def _count_for_entries(self, result: TestResult) -> None:
+        if self.manifest is None or result.outcome not in APPLICABLE:
+            return
+        for e in self.manifest.entries:
+            if e.matches(result.nodeid, result.requirements):
+                stats = self.entry_stats[e.id]
+                stats.ran += 1
+                stats.failed += result.outcome in (FAILING | {Outcome.XFAIL})
 
     @staticmethod
     def _wanted(
@@ -211,9 +256,11 @@ class HarnessPlugin:
         self.meta = {k: v for k, v in self.meta.items() if k in final}
         if not self.meta or self.config.option.collectonly:
             return
-        record = self.config.getoption("dsh_record")
+        from dsh_conformance import parallel
+
+        record = parallel.record_path(self.config)  # an xdist worker writes its own part
         if record:
-            self.writer = RecordWriter(str(record))
+            self.writer = RecordWriter(record)
         from dsh_conformance import pytest_plugin as plugin
 
         adapter_name = str(self.config.getoption("--dsh-adapter"))
@@ -248,6 +295,7 @@ class HarnessPlugin:
                     }
                 )
             )
+        self._carry_over()
 
     def _header(self, adapter: dict[str, Any]) -> dict[str, Any]:
         from hypothesis import settings
@@ -275,11 +323,21 @@ class HarnessPlugin:
                 "capabilities": list(self.config.getoption("dsh_capability") or ()),
                 "keyword": self.config.getoption("keyword", "") or "",
             },
-            "selected": len(self.meta),
+            "selected": len(self.meta) + len(self.carried),
+            **self._lineage(),
             "started": datetime.now(UTC).isoformat(timespec="seconds"),
             "python": sys.version.split()[0],
             "platform": platform.platform(terse=True),
         }
+
+    def _lineage(self) -> dict[str, Any]:
+        """Which earlier record this run continues or reruns (absent for a fresh run)."""
+        out: dict[str, Any] = {}
+        if self.config.getoption("dsh_resume", None):
+            out["resumed"] = len(self.carried)
+        if self.config.getoption("dsh_last_failed", None):
+            out["rerun_failed"] = True
+        return out
 
     # --- running --------------------------------------------------------------------------
 
@@ -450,7 +508,9 @@ class HarnessPlugin:
         failing = sum(totals[o] for o in FAILING)
         if (failing or self.problems) and session.exitstatus == 0:
             session.exitstatus = EX_FAILURES
-        if self.config.getoption("dsh_write_expectations"):
+        if self.config.getoption("dsh_write_expectations") and not hasattr(
+            self.config, "workerinput"
+        ):  # under xdist the controller writes it, from every worker's results
             self._write_expectations(Path(str(self.config.getoption("dsh_write_expectations"))))
         if self.writer is not None:
             guard = self.config.stash.get(GUARD_KEY, None)
@@ -532,7 +592,7 @@ class HarnessPlugin:
 
 
 def footer_status(session: pytest.Session) -> dict[str, str]:
-    """What the footer says about how the run ended (D-127): ``complete``, ``stopped``
+    """What the footer says about how the run ended (D-136): ``complete``, ``stopped``
     (``-x``), ``interrupted`` with the signal, or ``aborted`` with why."""
     from dsh_conformance import signals
 

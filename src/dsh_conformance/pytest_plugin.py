@@ -86,6 +86,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="per-call timeout of subprocess adapters (default 30)",
     )
     group.addoption(
+        "--dsh-resume",
+        default=None,
+        metavar="RECORD",
+        help="continue an interrupted run: skip the tests RECORD has, carry its results over",
+    )
+    group.addoption(
+        "--dsh-last-failed",
+        default=None,
+        metavar="RECORD",
+        help="run only the tests that failed in RECORD",
+    )
+    group.addoption(
         "--dsh-validate",
         action="store_true",
         default=False,
@@ -101,6 +113,7 @@ def register_profiles() -> None:
         settings.register_profile(name, **values)
 
 
+@pytest.hookimpl(tryfirst=True)  # profiles exist before Hypothesis loads --hypothesis-profile
 def pytest_configure(config: pytest.Config) -> None:
     from hypothesis import settings
 
@@ -116,6 +129,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "not run when the implementation is the reference model itself",
     )
     config.pluginmanager.register(HarnessPlugin(config), "dsh-harness")
+    from dsh_conformance import parallel
+
+    if parallel.is_controller(config):
+        config.pluginmanager.register(parallel.ControllerPlugin(config), "dsh-parallel")
 
     for name, values in PROFILES.items():
         settings.register_profile(name, **values)

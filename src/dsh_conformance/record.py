@@ -116,6 +116,22 @@ class RunRecord:
         version = impl.get("version")
         return f"{name} {version}" if version else str(name)
 
+    @property
+    def ending(self) -> str:
+        """How the run ended: the footer's status, or ``truncated`` without a footer."""
+        return "truncated" if self.footer is None else str(self.footer.get("status", ""))
+
+    @property
+    def ending_text(self) -> str:
+        """The ending for people: ``interrupted by SIGINT``, ``aborted: why``…"""
+        footer = self.footer or {}
+        if self.footer is None:
+            return "truncated: no footer (the harness was killed or crashed mid-run)"
+        if self.ending == "interrupted":
+            return f"interrupted by {footer.get('signal', 'a signal')}"
+        reason = footer.get("reason")
+        return f"{self.ending}: {reason}" if reason else self.ending
+
     def totals(self) -> Counter[Outcome]:
         return Counter(t.outcome for t in self.tests)
 
@@ -205,7 +221,7 @@ def _validators() -> dict[str, Any]:
     }
 
 
-def check_line(data: Any, where: str) -> None:
+def check_line(data: Any, where: str) -> dict[str, Any]:
     """Validate one record line against spec/schemas/record.json (``RecordError``)."""
     if not isinstance(data, dict) or data.get("type") not in ("header", "test", "footer"):
         raise RecordError(
@@ -221,6 +237,7 @@ def check_line(data: Any, where: str) -> None:
             hint="the record does not follow spec/schemas/record.json: was it edited by hand "
             "or written by another version?",
         )
+    return data
 
 
 def load_record(source: str | Path) -> RunRecord:
@@ -253,18 +270,18 @@ def load_record(source: str | Path) -> RunRecord:
             raise RecordError("missing-header", f"{source}: the first line is not a header")
         if isinstance(data, dict) and data.get("type") == "header" and data.get("format") != FORMAT:
             raise RecordError("not-a-record", f"{source}: format is {data.get('format')!r}")
-        check_line(data, f"{source}:{number}")
-        kind = data["type"]
+        line_data = check_line(data, f"{source}:{number}")
+        kind = line_data["type"]
         if kind == "header":
-            header = data
+            header = line_data
         elif kind == "test":
-            result = TestResult.from_json(data)
+            result = TestResult.from_json(line_data)
             if result.nodeid in seen:
                 raise RecordError("duplicate-test", f"{source}:{number}: {result.nodeid} twice")
             seen.add(result.nodeid)
             tests.append(result)
         elif kind == "footer":
-            footer = data
+            footer = line_data
     if header is None:
         raise RecordError("empty-record", f"{source}: the record is empty")
     return RunRecord(header=header, tests=tuple(tests), footer=footer, source=str(source))

@@ -4,7 +4,7 @@ Ctrl-C (SIGINT), SIGTERM (a CI runner cancelling a job) and SIGHUP (a closed ter
 all become ``KeyboardInterrupt`` inside a run, so pytest unwinds the same way for each:
 the current test is abandoned, the footer says ``interrupted`` with the signal's name,
 the adapter's process group is ended, and the CLI still writes its reports and exits
-``EX_INTERRUPTED`` (decision D-127).  SIGKILL cannot be caught: its record has no
+``EX_INTERRUPTED`` (decision D-136).  SIGKILL cannot be caught: its record has no
 footer, which is how a truncated run reads.
 """
 
@@ -41,7 +41,7 @@ def _ours(signum: int, current: Any) -> bool:
     """Only take over a signal nobody else handles (Python's defaults)."""
     if signum == signal.SIGINT:
         return current is signal.default_int_handler
-    return current == signal.SIG_DFL
+    return bool(current == signal.SIG_DFL)
 
 
 @contextlib.contextmanager
@@ -50,7 +50,7 @@ def interruptible() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous: dict[int, Any] = {}
+    previous: dict[signal.Signals, Any] = {}
     for signum in HANDLED:
         current = signal.getsignal(signum)
         if _ours(signum, current):

@@ -1,0 +1,147 @@
+"""Runs that follow an earlier record, and checks made before a long run starts.
+
+``run --resume RECORD`` continues an interrupted run: the same adapter, seed,
+Hypothesis and spec profiles, filters and manifest (from the record's header), skipping
+every test the record already has; the new record holds the earlier results too, so it
+is the record of one complete run.  ``run --last-failed RECORD`` reruns only the tests
+that failed there (decision D-137).  Options given explicitly win over the header.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Set
+from pathlib import Path
+from typing import Any
+
+from attrs import frozen
+
+from dsh_conformance.errors import EX_CANTCREAT, EX_CONFIG, EX_NOTHING, EX_USAGE, HarnessError
+from dsh_conformance.outcomes import FAILING
+
+PROFILES = ("quick", "dev", "ci", "thorough")
+
+
+@frozen
+class Plan:
+    """The selection and configuration of an earlier run, from its record header."""
+
+    adapter: str
+    seed: int | None
+    hypothesis_profile: str | None
+    spec_profile: str
+    requirements: tuple[str, ...]
+    capabilities: tuple[str, ...]
+    keyword: str
+    expectations: str | None
+
+    def override(
+        self,
+        given: Set[str],
+        adapter: str,
+        seed: int | None,
+        hypothesis_profile: str | None,
+        spec_profile: str,
+    ) -> tuple[str, int | None, str | None, str]:
+        """The header's values, except for options given on the command line."""
+        return (
+            adapter if "adapter" in given else self.adapter,
+            seed if "seed" in given else self.seed,
+            hypothesis_profile if "hypothesis_profile" in given else self.hypothesis_profile,
+            spec_profile if "spec_profile" in given else self.spec_profile,
+        )
+
+
+def from_record(path: Path, *, rerun_failed: bool) -> Plan:
+    """The plan of the run recorded at *path* (``RecordError`` if unreadable)."""
+    from dsh_conformance.record import load_record
+
+    record = load_record(path)
+    if rerun_failed and not any(t.outcome in FAILING for t in record.tests):
+        raise HarnessError(
+            "nothing-failed",
+            f"{path}: no test failed in this record, so there is nothing to rerun",
+            exit_status=EX_NOTHING,
+        )
+    if not rerun_failed and record.ending == "complete":
+        raise HarnessError(
+            "nothing-to-resume",
+            f"{path}: the run is complete, so there is nothing to resume",
+            hint="--last-failed reruns its failures",
+            exit_status=EX_USAGE,
+        )
+    header = record.header
+    hypothesis: dict[str, Any] = dict(header.get("hypothesis") or {})
+    filters: dict[str, Any] = dict(header.get("filters") or {})
+    seed = hypothesis.get("seed")
+    profile = hypothesis.get("profile")
+    return Plan(
+        adapter=str((header.get("adapter") or {}).get("name") or "reference"),
+        seed=int(str(seed)) if str(seed).isdigit() else None,
+        hypothesis_profile=str(profile) if profile in PROFILES else None,
+        spec_profile=str(header.get("spec_profile") or "seed"),
+        requirements=tuple(str(r) for r in filters.get("requirements") or ()),
+        capabilities=tuple(str(c) for c in filters.get("capabilities") or ()),
+        keyword=str(filters.get("keyword") or ""),
+        expectations=str(header["expectations"]) if header.get("expectations") else None,
+    )
+
+
+def extra_args(earlier: Path | None, rerun_failed: bool, workers: int | None) -> list[str]:
+    """pytest arguments for ``--resume``/``--last-failed`` and ``--workers``."""
+    args: list[str] = []
+    if earlier is not None:
+        args += ["--dsh-last-failed" if rerun_failed else "--dsh-resume", str(earlier)]
+    if workers is not None:
+        import importlib.util
+
+        if importlib.util.find_spec("xdist") is None:
+            raise HarnessError(
+                "no-xdist",
+                "--workers needs pytest-xdist, which is not installed",
+                hint="python -m pip install 'dsh-conformance[parallel]'",
+                exit_status=EX_CONFIG,
+            )
+        args += ["-n", str(workers)]
+    return args
+
+
+def _cannot(option: str, path: Path, why: str) -> HarnessError:
+    return HarnessError(
+        "cannot-write",
+        f"{option} {path}: {why}",
+        hint="choose a path in a directory you can write",
+        exit_status=EX_CANTCREAT,
+    )
+
+
+def check_writable_dir(path: Path, option: str) -> None:
+    """Create *path* and prove a file can be written there, before the run starts."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".dsh-probe-"):
+            pass
+    except OSError as exc:
+        raise _cannot(option, path, exc.strerror or str(exc)) from exc
+
+
+def check_writable_file(path: Path, option: str) -> None:
+    """*path* can be written (created, or replaced), before the run starts."""
+    if path.is_dir():
+        raise _cannot(option, path, "is a directory")
+    check_writable_dir(path.parent, option)
+    if path.exists() and not os.access(path, os.W_OK):
+        raise _cannot(option, path, "is not writable")
+
+
+def private_copy(path: Path) -> Path:
+    """A copy of an earlier record that the new run cannot overwrite (same report dir)."""
+    import atexit
+    import shutil
+
+    handle, name = tempfile.mkstemp(prefix="dsh-earlier-", suffix=".jsonl")
+    os.close(handle)
+    shutil.copyfile(path, name)
+    atexit.register(lambda: Path(name).unlink(missing_ok=True))
+    return Path(name)

@@ -1,0 +1,207 @@
+"""The fault battery: hangs behind wrappers, in grandchildren and deaf to SIGTERM; the
+harness interrupted and killed mid-run.  Every run ends within the timeout plus a small
+grace, leaves no process behind, and its record says what happened (D-135, D-136).
+
+Leftovers are found without psutil: every process of a run inherits a marker
+environment variable, and /proc is scanned for it.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from harness_cli import TESTS, cli_argv, complete, outcomes, run_args
+
+from dsh_conformance.adapters.procgroup import TERM_GRACE
+from dsh_conformance.record import RunRecord, load_record
+
+pytestmark = pytest.mark.skipif(
+    not Path("/proc/self/environ").exists(), reason="the leftover scan reads /proc (Linux)"
+)
+
+TIMEOUT = 1.0
+#: What a run may take beyond the timeout and the TERM grace (startup, a loaded machine).
+SLACK = 3.0
+SLICE = ("--requirement", "URI-001", "--seed", "7", "--hypothesis-profile", "quick")
+
+
+def marked(marker: str) -> list[str]:
+    """Command lines of the live processes carrying *marker* in their environment."""
+    needle = f"DSH_FAULT_MARKER={marker}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if needle in (entry / "environ").read_bytes():
+                found.append((entry / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except OSError:
+            continue  # gone, or a zombie
+    return found
+
+
+def assert_nothing_left(marker: str, within: float = TERM_GRACE + SLACK) -> None:
+    deadline = time.monotonic() + within
+    while marked(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not marked(marker), marked(marker)
+
+
+def wrapped(fault: str, state: Path) -> str:
+    """The fault kit behind ``sh -c`` (not exec'd: the shell stays the group leader)."""
+    fake = [sys.executable, "-m", "dsh_conformance.adapters.fake", "--fault", fault]
+    fake += ["--state", str(state)]
+    return "subprocess:" + shlex.join(["sh", "-c", shlex.join(fake) + "; exit $?"])
+
+
+def start(tmp_path: Path, adapter: str, *extra: str) -> tuple[subprocess.Popen[str], str]:
+    marker = uuid.uuid4().hex
+    env = {**os.environ, "PYTHONPATH": str(TESTS), "DSH_FAULT_MARKER": marker}
+    argv = cli_argv(*run_args(adapter, tmp_path / "out", *SLICE, *extra))
+    process = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    return process, marker
+
+
+def record_of(tmp_path: Path) -> RunRecord:
+    return load_record(tmp_path / "out" / "record.jsonl")
+
+
+@pytest.mark.parametrize("fault", ["stall@3", "stall-grandchild@3", "stall-ignore-term@3"])
+def test_a_hang_behind_a_wrapper_costs_one_timeout(tmp_path: Path, fault: str) -> None:
+    process, marker = start(
+        tmp_path, wrapped(fault, tmp_path / "state.json"), "--timeout", str(TIMEOUT)
+    )
+    try:
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 1, stderr
+    record = record_of(tmp_path)
+    complete(record)
+    assert record.ending == "complete"
+    assert outcomes(record).get("timeout") == 1, outcomes(record)
+    (victim,) = [t for t in record.tests if t.outcome == "timeout"]
+    assert f"within the {TIMEOUT:g}s per-call timeout" in victim.message
+    assert victim.duration < TIMEOUT + TERM_GRACE + SLACK
+    assert record.footer is not None
+    assert record.footer["restarts"] == 1
+    assert_nothing_left(marker)
+
+
+def wait_for_results(tmp_path: Path, process: subprocess.Popen[str], count: int) -> None:
+    path = tmp_path / "out" / "record.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and process.poll() is None:
+        if path.exists() and path.read_text(encoding="utf-8").count('"type":"test"') >= count:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"the run never recorded {count} results")
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupted_run_ends_promptly_and_says_so(tmp_path: Path, signum: int) -> None:
+    """Interrupted while the adapter hangs (deaf to SIGTERM, behind sh -c, 60 s timeout)."""
+    adapter = wrapped("stall-ignore-term@12", tmp_path / "state.json")
+    process, marker = start(tmp_path, adapter, "--timeout", "60")
+    try:
+        wait_for_results(tmp_path, process, 3)
+        time.sleep(0.5)  # into the hang
+        process.send_signal(signum)
+        sent = time.monotonic()
+        _, stderr = process.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        process.kill()
+    assert process.returncode == 130, stderr
+    assert f"error[interrupted] the run was interrupted by {signal.Signals(signum).name}" in stderr
+    # shutdown request (2 s), then the group: SIGTERM, grace, SIGKILL; never the 60 s timeout
+    assert took < 2.0 + TERM_GRACE + SLACK + 3, took
+    record = record_of(tmp_path)
+    assert record.ending == "interrupted"
+    assert record.footer is not None
+    assert record.footer["signal"] == signal.Signals(signum).name
+    assert 3 <= len(record.tests) < record.header["selected"]
+    assert "timeout" not in outcomes(record)  # the abandoned test is not recorded
+    assert (tmp_path / "out" / "report.md").exists()  # reports of what ran
+    assert_nothing_left(marker)
+    from test_harness_cli_errors import invoke
+
+    path = str(tmp_path / "out" / "record.jsonl")
+    assert invoke("summary", path)[0] == 3
+    assert invoke("diff", path, path)[0] == 3
+    assert invoke("summary", path, "--allow-incomplete")[0] == 0
+
+
+def test_a_killed_harness_leaves_no_process_and_a_truncated_record(tmp_path: Path) -> None:
+    adapter = wrapped("stall-ignore-term@12", tmp_path / "state.json")
+    process, marker = start(tmp_path, adapter, "--timeout", "60")
+    try:
+        wait_for_results(tmp_path, process, 3)
+        time.sleep(0.5)
+        process.kill()  # SIGKILL: no cleanup in the harness; its watchdog ends the group
+        process.communicate(timeout=30)
+    finally:
+        process.kill()
+    record = record_of(tmp_path)
+    assert record.ending == "truncated"
+    assert len(record.tests) >= 3
+    assert_nothing_left(marker, within=2 * TERM_GRACE + SLACK)
+
+
+def test_resume_finishes_an_interrupted_run(tmp_path: Path) -> None:
+    adapter = wrapped("stall@12", tmp_path / "state.json")
+    process, _ = start(tmp_path, adapter, "--timeout", "60")
+    try:
+        wait_for_results(tmp_path, process, 3)
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=60)
+    finally:
+        process.kill()
+    first = record_of(tmp_path)
+    assert first.ending == "interrupted"
+    # The state file says the stall already fired: the resumed adapter behaves.
+    process, _ = start(tmp_path, "reference", "--resume", str(tmp_path / "out" / "record.jsonl"))
+    process.communicate(timeout=120)
+    assert process.returncode == 0
+    resumed = record_of(tmp_path)
+    complete(resumed)
+    assert resumed.ending == "complete"
+    assert resumed.header["resumed"] == len(first.tests)
+    assert resumed.header["hypothesis"]["seed"] == first.header["hypothesis"]["seed"]
+    assert resumed.header["filters"] == first.header["filters"]
+    earlier = first.by_nodeid()
+    assert all(resumed.by_nodeid()[k] == v for k, v in earlier.items())
+
+
+def test_last_failed_reruns_only_the_failures(tmp_path: Path) -> None:
+    process, _ = start(tmp_path, wrapped("crash@4", tmp_path / "s.json"))
+    process.communicate(timeout=120)
+    first = record_of(tmp_path)
+    failed = {t.nodeid for t in first.tests if t.outcome == "crash"}
+    assert len(failed) == 1
+    rerun_out = tmp_path / "rerun"
+    process, _ = start(
+        tmp_path,
+        "reference",
+        "--last-failed",
+        str(tmp_path / "out" / "record.jsonl"),
+        "--report-dir",
+        str(rerun_out),
+    )
+    process.communicate(timeout=120)
+    assert process.returncode == 0
+    rerun = load_record(rerun_out / "record.jsonl")
+    assert {t.nodeid for t in rerun.tests} == failed
+    assert rerun.header["rerun_failed"] is True
