@@ -62,7 +62,8 @@ class RunDiff:
         """Whether a verdict selected by *gate* (summary.GATES) gained a failing id."""
         names = {"seed": {"seed"}, "seed-should": {"seed"}, "profile": {"seed", "profile"}}
         wanted = names.get(gate, {"seed", "profile"})
-        return any(ids for name, _, _, ids in self.verdicts if name in wanted)
+        broke = any(c.new in ("crash", "timeout") for c in self.new_failures)
+        return broke or any(ids for name, _, _, ids in self.verdicts if name in wanted)
 
 
 def diff(old: RunRecord, new: RunRecord) -> RunDiff:
