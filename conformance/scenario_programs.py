@@ -226,6 +226,17 @@ EXAMPLES: Final[tuple[dict[str, Any], ...]] = (
         [_message("send", "1"), _message("steer", "2", {"turnEnd": 1}), _message("send", "3")],
         listeners=[{"event": "turn-stop", "kind": "stop", "turn": 1}],
     ),
+    # while prompt-submit runs: steering and an injection; then a cancel during the next one
+    _script(
+        [{"text": "reply-1"}, {"text": "reply-2"}],
+        [
+            _message("send", "1"),
+            _message("steer", "2", {"submit": 1}),
+            {"on": {"submit": 1}, "do": "inject", "text": "inj-3"},
+            _message("send", "4", {"turnEnd": 1}),
+            {"on": {"submit": 2}, "do": "cancel"},
+        ],
+    ),
     # a rewrite plus a listener context, all kept with the message
     _script(
         [{"text": "reply-1"}],
