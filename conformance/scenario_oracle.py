@@ -78,9 +78,11 @@ def display(event: Event) -> list[Any]:
 
 
 def baked(event: Event) -> list[str]:
-    """The texts a prompt event carries before its delimiter (its prefix blocks)."""
+    """The texts a prompt event carries before its (last) delimiter: its prefix blocks."""
     content = event["data"]["content"]
-    return texts(content[: content.index(DELIM)]) if DELIM in content else []
+    if DELIM not in content:
+        return []
+    return texts(content[: len(content) - 1 - content[::-1].index(DELIM)])
 
 
 def run_after(events: Sequence[Event], position: int) -> list[str]:
@@ -124,23 +126,37 @@ def is_subsequence(needle: Sequence[str], hay: Sequence[str]) -> bool:
 
 
 def one_delimiter_after_all_prefix_blocks(events: Sequence[Event]) -> None:
-    """ENV-050/051/053/054: an enveloped prompt event is prefix blocks, one DELIM, display."""
+    """ENV-053: an enveloped prompt event holds exactly one delimiter, right after its
+    prefix blocks (one per prefix context); no other event holds one."""
     for event in events:
         data = event["data"]
-        if event["type"] not in PROMPT_EVENTS:
-            if isinstance(data, Mapping) and isinstance(data.get("content"), list):
-                assert DELIM not in data["content"], f"a delimiter outside a prompt: {event}"
+        if not isinstance(data, Mapping) or not isinstance(data.get("content"), list):
             continue
         content = data["content"]
-        envelope = data.get("envelope")
+        envelope = data.get("envelope") if event["type"] in PROMPT_EVENTS else None
+        if envelope is None:
+            continue
+        assert content.count(DELIM) == 1, f"not exactly one delimiter: {event}"
+        cut = content.index(DELIM)
+        assert cut == len(envelope["prefixContexts"]) >= 1, f"prefix blocks vs contexts: {event}"
+
+
+def envelope_shows_the_direct_prompt(events: Sequence[Event]) -> None:
+    """ENV-051/054: the envelope's display is what follows the delimiter; a prompt without
+    prefix contexts has no envelope and no delimiter; no other event holds a delimiter."""
+    for event in events:
+        data = event["data"]
+        if not isinstance(data, Mapping) or not isinstance(data.get("content"), list):
+            continue
+        content = data["content"]
+        envelope = data.get("envelope") if event["type"] in PROMPT_EVENTS else None
         if envelope is None:
             assert DELIM not in content, f"a delimiter without an envelope: {event}"
             continue
+        assert DELIM in content, f"an envelope without a delimiter: {event}"
+        last = len(content) - 1 - content[::-1].index(DELIM)
         shown = envelope["displayContent"]
-        assert content.count(DELIM) == 1, f"not exactly one delimiter: {event}"
-        cut = content.index(DELIM)
-        assert content[cut + 1 :] == shown, f"the display does not follow the delimiter: {event}"
-        assert cut == len(envelope["prefixContexts"]) >= 1, f"prefix blocks vs contexts: {event}"
+        assert content[last + 1 :] == shown, f"the display does not follow the delimiter: {event}"
 
 
 def replay_equals_each_request(result: Mapping[str, Any], agent_id: str) -> None:
@@ -166,24 +182,45 @@ def no_context_without_its_message(events: Sequence[Event], found: Sequence[Reco
                     assert not set(record.prefix) & set(baked(event)), record.text
 
 
-def contexts_travel_with_their_message(
-    events: Sequence[Event], found: Sequence[Record], kinds: frozenset[str] = PROMPT_EVENTS
-) -> None:
-    """INBOX-010, ENV-055, ENV-056: a written message has all its contexts, split by placement.
-
-    *kinds* limits the check to prompt events of those types (``steering/message``: ENV-060).
-    """
+def _owned(
+    events: Sequence[Event], found: Sequence[Record], kinds: frozenset[str], steered: bool
+) -> Iterator[tuple[Record, int]]:
+    """Each record (accepted as steering or not) with the position of its prompt event."""
     for record in found:
         prompts = owner_prompts(events, record)
-        if not prompts or events[prompts[0]]["type"] not in kinds:
-            continue
-        event = events[prompts[0]]
-        assert is_subsequence(record.prefix, baked(event)), (
-            f"{record.text}: prefix contexts {record.prefix} not baked in order: {event}"
-        )
-        assert is_subsequence(record.separate, run_after(events, prompts[0])), (
+        if prompts and record.steered == steered and events[prompts[0]]["type"] in kinds:
+            yield record, prompts[0]
+
+
+def contexts_travel_with_their_message(events: Sequence[Event], found: Sequence[Record]) -> None:
+    """INBOX-010: an admitted queued message carries every attached context (wherever placed)."""
+    for record, position in _owned(events, found, frozenset({"user/message"}), False):
+        carried = set(baked(events[position])) | set(run_after(events, position))
+        missing = [t for t in record.prefix + record.separate if t not in carried]
+        assert not missing, f"{record.text} was written without its contexts {missing}"
+
+
+def separate_contexts_follow_their_prompt(
+    events: Sequence[Event], found: Sequence[Record], kinds: frozenset[str], steered: bool
+) -> None:
+    """ENV-056 (ENV-060 for steering): separate contexts right after their own prompt event."""
+    for record, position in _owned(events, found, kinds, steered):
+        assert is_subsequence(record.separate, run_after(events, position)), (
             f"{record.text}: separate contexts {record.separate} do not follow it in order"
         )
+
+
+def prefix_contexts_bake_into_the_prompt(
+    events: Sequence[Event], found: Sequence[Record], kinds: frozenset[str], steered: bool
+) -> None:
+    """ENV-050/059 (ENV-060 for steering): prefix contexts are baked into the prompt event,
+    in order, and never written as a separate context message."""
+    for record, position in _owned(events, found, kinds, steered):
+        assert is_subsequence(record.prefix, baked(events[position])), (
+            f"{record.text}: prefix contexts {record.prefix} not baked in order"
+        )
+        for where, value in context_texts(events):
+            assert value not in record.prefix, f"prefix {value} written separately at {where}"
 
 
 def late_steering_keeps_its_contexts(events: Sequence[Event], found: Sequence[Record]) -> None:
@@ -195,10 +232,9 @@ def late_steering_keeps_its_contexts(events: Sequence[Event], found: Sequence[Re
             event = events[position]
             if event["type"] != "user/message":
                 continue
-            assert is_subsequence(record.prefix, baked(event)), f"{record.text} lost its prefix"
-            assert is_subsequence(record.separate, run_after(events, position)), (
-                f"{record.text} lost its separate contexts"
-            )
+            carried = set(baked(event)) | set(run_after(events, position))
+            missing = [t for t in record.prefix + record.separate if t not in carried]
+            assert not missing, f"late steering {record.text} lost its contexts {missing}"
 
 
 def turns(events: Sequence[Event]) -> Iterator[list[Event]]:
@@ -214,19 +250,27 @@ def turns(events: Sequence[Event]) -> Iterator[list[Event]]:
             current = None
 
 
-def block_writes_nothing(events: Sequence[Event], found: Sequence[Record]) -> None:
-    """INBOX-011/013: a blocked prompt leaves prompt/blocked and a rejected turn, nothing else."""
-    blocked = set()
+def _blocked_turns(events: Sequence[Event]) -> Iterator[tuple[list[Event], Event]]:
     for turn in turns(events):
+        for event in turn:
+            if event["type"] == "prompt/blocked":
+                yield turn, event
+                break
+
+
+def blocked_turn_is_rejected(events: Sequence[Event]) -> None:
+    """INBOX-013: a block is logged as prompt/blocked and ends the turn rejected, no step."""
+    for turn, event in _blocked_turns(events):
         kinds = [e["type"] for e in turn]
-        if "prompt/blocked" not in kinds:
-            continue
-        event = turn[kinds.index("prompt/blocked")]
-        blocked.update(texts(event["data"]["content"]))
         for forbidden in ("user/message", "step/start"):
             assert forbidden not in kinds, f"a blocked turn wrote {forbidden}: {kinds}"
         reason = turn[-1]["data"]["reason"]
         assert reason == {"kind": "rejected", "reason": event["data"]["reason"]}, reason
+
+
+def block_writes_nothing(events: Sequence[Event], found: Sequence[Record]) -> None:
+    """INBOX-011: a blocked prompt's message and contexts are never written."""
+    blocked = {t for _, event in _blocked_turns(events) for t in texts(event["data"]["content"])}
     for record in found:
         if record.text not in blocked:
             continue
@@ -235,3 +279,5 @@ def block_writes_nothing(events: Sequence[Event], found: Sequence[Record]) -> No
             if event["type"] in PROMPT_EVENTS | {"context/message"}:
                 carried = set(texts(event["data"]["content"]))
                 assert not pieces & carried, f"blocked {record.text}'s context was written"
+                if event["type"] in PROMPT_EVENTS:
+                    assert texts(display(event)) != [record.text], f"{record.text} was written"

@@ -42,7 +42,7 @@ def holds(script: dict[str, Any], check: Callable[..., None], *args: Any) -> Non
         raise AssertionError(f"{exc}\n{replayable(script)}") from None
 
 
-@pytest.mark.req("ENV-050", "ENV-051", "ENV-053", "ENV-054")
+@pytest.mark.req("ENV-053")
 @given(script=scripts())
 @with_examples
 def test_exactly_one_delimiter_after_all_prefix_blocks(
@@ -50,6 +50,14 @@ def test_exactly_one_delimiter_after_all_prefix_blocks(
 ) -> None:
     events = run(impl, script)["log"]["events"]
     holds(script, oracle_checks.one_delimiter_after_all_prefix_blocks, events)
+
+
+@pytest.mark.req("ENV-051", "ENV-054")
+@given(script=scripts())
+@with_examples
+def test_the_envelope_shows_the_direct_prompt(impl: Implementation, script: dict[str, Any]) -> None:
+    events = run(impl, script)["log"]["events"]
+    holds(script, oracle_checks.envelope_shows_the_direct_prompt, events)
 
 
 @pytest.mark.req("ENV-058")
@@ -71,30 +79,55 @@ def test_no_context_without_its_message(impl: Implementation, script: dict[str, 
     holds(script, oracle_checks.no_context_without_its_message, events, records(script, result))
 
 
-@pytest.mark.req("INBOX-010", "ENV-055", "ENV-056")
+@pytest.mark.req("INBOX-010")
 @given(script=scripts())
 @with_examples
 def test_a_message_and_its_contexts_share_fate(
     impl: Implementation, script: dict[str, Any]
 ) -> None:
-    """An admitted message carries all its attached contexts: prefix ones baked in order,
-    separate ones right after it in order."""
+    """An admitted queued message is written with every context attached to it."""
     result = run(impl, script)
-    events = result["log"]["events"]
-    found = records(script, result)
-    kinds = PROMPT_EVENTS - {"steering/message"}
-    holds(script, oracle_checks.contexts_travel_with_their_message, events, found, kinds)
+    events, found = result["log"]["events"], records(script, result)
+    holds(script, oracle_checks.contexts_travel_with_their_message, events, found)
+
+
+@pytest.mark.req("ENV-055", "ENV-056")
+@given(script=scripts())
+@with_examples
+def test_separate_contexts_follow_their_own_prompt(
+    impl: Implementation, script: dict[str, Any]
+) -> None:
+    result = run(impl, script)
+    events, found = result["log"]["events"], records(script, result)
+    check = oracle_checks.separate_contexts_follow_their_prompt
+    holds(script, check, events, found, PROMPT_EVENTS, False)
+
+
+@pytest.mark.req("ENV-050", "ENV-059")
+@given(script=scripts())
+@with_examples
+def test_prefix_contexts_bake_into_one_prompt_event(
+    impl: Implementation, script: dict[str, Any]
+) -> None:
+    result = run(impl, script)
+    events, found = result["log"]["events"], records(script, result)
+    check = oracle_checks.prefix_contexts_bake_into_the_prompt
+    holds(script, check, events, found, PROMPT_EVENTS, False)
 
 
 @pytest.mark.req("ENV-060")
 @given(script=scripts())
 @with_examples
 def test_drained_steering_gets_the_same_split(impl: Implementation, script: dict[str, Any]) -> None:
+    """Steering drained into the turn is split by placement like an admitted prompt."""
     result = run(impl, script)
-    events = result["log"]["events"]
-    found = records(script, result)
-    kinds = frozenset({"steering/message"})
-    holds(script, oracle_checks.contexts_travel_with_their_message, events, found, kinds)
+    events, found = result["log"]["events"], records(script, result)
+    steering = frozenset({"steering/message"})
+    for check in (
+        oracle_checks.prefix_contexts_bake_into_the_prompt,
+        oracle_checks.separate_contexts_follow_their_prompt,
+    ):
+        holds(script, check, events, found, steering, True)
 
 
 @pytest.mark.req("INBOX-020")
@@ -106,13 +139,23 @@ def test_late_steering_keeps_its_contexts(impl: Implementation, script: dict[str
     holds(script, oracle_checks.late_steering_keeps_its_contexts, events, records(script, result))
 
 
-@pytest.mark.req("INBOX-011", "INBOX-013")
+@pytest.mark.req("INBOX-011")
 @given(script=scripts())
 @with_examples
 def test_a_block_writes_nothing(impl: Implementation, script: dict[str, Any]) -> None:
     result = run(impl, script)
     events = result["log"]["events"]
     holds(script, oracle_checks.block_writes_nothing, events, records(script, result))
+
+
+@pytest.mark.req("INBOX-013")
+@given(script=scripts())
+@with_examples
+def test_a_blocked_prompt_ends_its_turn_rejected(
+    impl: Implementation, script: dict[str, Any]
+) -> None:
+    events = run(impl, script)["log"]["events"]
+    holds(script, oracle_checks.blocked_turn_is_rejected, events)
 
 
 @pytest.mark.req("INBOX-031")
