@@ -27,6 +27,7 @@ CAPABILITIES: Mapping[str, str] = {
     "candidates": "candidate discovery for mention completion",
     "agent": "an agent with an inbox, a scripted model and captured requests",
     "agent.release-placement": "the published release's separate-message placement",
+    "scenario": "run one scripted conversation on the agent's own loop (docs/scenario.md)",
     "side": "side sessions: fork, advisor framing, merge-back",
     "side.deny-gate": "a tools pre-execute deny gate for read-only side sessions",
 }

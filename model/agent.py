@@ -10,6 +10,9 @@ test can put caller operations (send, steer, inject, cancel, dispose) at chosen 
                prompt with the placement split; top of step 1 (drain steering)
 ``model``      step boundary snapshot, ``step/start``, request header, captured request,
                the scripted stream and ``assistant/message``
+``stream``     only for a held reply (``hold``/``hang``): ``model`` stops after capturing
+               the request and this step delivers the reply, so callers can act while the
+               model call is in flight (the scenario capability's ``request`` trigger)
 ``tool``       one tool call of the batch (injections are deferred until the batch ends)
 ``post-step``  ``step/end`` and the default continuation
 ``turn-stop``  pending steering / terminal stop; next step, or ``turn/end``
@@ -65,6 +68,7 @@ class Phase(StrEnum):
     HEAD = "claim"
     SUBMIT = "submit"
     MODEL = "model"
+    STREAM = "stream"
     TOOL = "tool"
     POST_STEP = "post-step"
     TURN_STOP = "turn-stop"
@@ -86,6 +90,7 @@ class _Turn:
     had_tool_calls: bool = False
     steered: bool = False
     cont: bool = False
+    pending: Any = None  # a held reply, delivered by the ``stream`` micro-step
 
 
 def last_turn_number(events: Sequence[Event]) -> int:
@@ -168,6 +173,25 @@ class Agent:
     def requests(self) -> list[dict[str, Any]]:
         """Every captured model request, in order (deep copies)."""
         return [thaw(r) for r in self._requests]
+
+    @property
+    def request_count(self) -> int:
+        """How many model calls were made (without copying the requests)."""
+        return len(self._requests)
+
+    @property
+    def submission_count(self) -> int:
+        """How many ``agent/prompt-submit`` invocations ran."""
+        return len(self._submissions)
+
+    @property
+    def next_call(self) -> Mapping[str, Any] | None:
+        """The tool call the next ``tool`` micro-step runs, if that is the next step."""
+        turn = self._turn
+        if self.phase is not Phase.TOOL or turn is None:
+            return None
+        call: Mapping[str, Any] = turn.calls[turn.call_index]
+        return call
 
     @property
     def notifications(self) -> list[dict[str, Any]]:
@@ -311,6 +335,7 @@ class Agent:
             Phase.HEAD: self._claim,
             Phase.SUBMIT: self._submit,
             Phase.MODEL: self._model,
+            Phase.STREAM: self._stream,
             Phase.TOOL: self._tool,
             Phase.POST_STEP: self._post_step,
             Phase.TURN_STOP: self._turn_stop,
@@ -420,13 +445,32 @@ class Agent:
         self._requests.append(
             FrozenDict({k: v if k == "messages" else freeze(v) for k, v in request.items()})
         )
-        response = render(self.model.next(), turn.number, turn.step)
+        spec = self.model.next()
+        if spec.get("hold") or spec.get("hang"):
+            turn.pending = spec
+            self.phase = Phase.STREAM
+            return "model"
+        return self._deliver(turn, spec, "model")
+
+    def _stream(self) -> str | None:
+        turn = self._require_turn()
+        if self._abort is not None:
+            self._interrupt(turn)
+            return "stream"
+        if turn.pending.get("hang"):
+            return None  # the stream never finishes by itself: only an interrupt ends it
+        spec, turn.pending = turn.pending, None
+        return self._deliver(turn, spec, "stream")
+
+    def _deliver(self, turn: _Turn, spec: Mapping[str, Any], name: str) -> str:
+        """The reply of one model call: stream, ``assistant/message``, tool batch or error."""
+        response = render(spec, turn.number, turn.step)
         if response.error is not None:
             message, code = response.error
             self._close_step(turn)
             self._fail(turn, message, code)
             self._close_turn(turn)
-            return "model"
+            return name
         seqs = [
             self._append(
                 "assistant/chunk", {"turn": turn.number, "step": turn.step, "chunk": c}
@@ -452,7 +496,7 @@ class Agent:
         else:
             turn.steered = self._drain_steering(turn)
             self.phase = Phase.POST_STEP
-        return "model"
+        return name
 
     def _tool(self) -> str:
         turn = self._require_turn()

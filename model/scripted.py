@@ -3,7 +3,10 @@
 Each step consumes one scripted response (then the options' fallback).  A response is
 ``{"text": T}`` (one text block), ``{"toolCalls": [{name, arguments?, id?}], "text"?}``
 (optional text, then tool-call blocks: the step opens a tool batch and the turn continues),
-or ``{"error": MESSAGE, "code"?}`` (the model request fails).  The stream is written in the
+or ``{"error": MESSAGE, "code"?}`` (the model request fails); ``"hold": true`` on any of
+them holds the reply open after the request is captured until the driver's ``stream``
+micro-step, and ``{"hang": true}`` is a reply that never finishes by itself (only an
+interrupt ends its turn).  The stream is written in the
 seed-era chunk vocabulary (``block-start``/``text-delta``/``tool-call-delta``/``block-end``/
 ``finish``) so logs look like upstream's (D-71).
 """
@@ -41,6 +44,12 @@ def validate_response(value: object) -> FrozenDict:
     spec = snapshot(value)
     if not isinstance(spec, Mapping):
         raise _bad("a scripted response must be an object")
+    if "hold" in spec and not isinstance(spec["hold"], bool):
+        raise _bad("hold must be a boolean")
+    if "hang" in spec:
+        if spec["hang"] is not True or set(spec) - {"hang", "hold"}:
+            raise _bad("a hanging response is exactly {hang: true}")
+        return FrozenDict(spec)
     if "error" in spec:
         if not isinstance(spec["error"], str):
             raise _bad("a scripted error is a string message")

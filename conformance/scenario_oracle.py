@@ -1,0 +1,283 @@
+"""The seed's message-ownership invariants, checked on a scenario's outputs alone.
+
+Nothing here imports the model: each check reads the script (who sent what, with which
+contexts) and the observable result (captured requests, durable log, step outcomes), and
+restates one sentence of seed 000 "Message ownership" / "Decision" with the standard library
+and the independent fold and replay of ``agent_support``.  Texts are unique per owner
+(conformance/scenario_programs.py), so ``ctx-3-1`` in the log is record 3's first context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Final
+
+from attrs import frozen
+
+from dsh_conformance.conformance.agent_support import DELIM, replay
+
+PROMPT_EVENTS: Final = frozenset({"user/message", "steering/message"})
+Event = Mapping[str, Any]
+
+
+@frozen
+class Record:
+    """One accepted send/steer: its step, text, contexts and how the host saw the agent."""
+
+    index: int
+    action: str
+    text: str
+    contexts: tuple[Mapping[str, Any], ...]
+    status: str
+
+    @property
+    def prefix(self) -> list[str]:
+        return [c["content"][0]["text"] for c in self.contexts if _is_prefix(c)]
+
+    @property
+    def separate(self) -> list[str]:
+        return [c["content"][0]["text"] for c in self.contexts if not _is_prefix(c)]
+
+    @property
+    def steered(self) -> bool:
+        """Accepted as steering: steer() while the agent was running (INBOX-005)."""
+        return self.action == "steer" and self.status == "running"
+
+
+def _is_prefix(context: Mapping[str, Any]) -> bool:
+    return context.get("placement") == "prompt-prefix"
+
+
+def records(script: Mapping[str, Any], result: Mapping[str, Any]) -> list[Record]:
+    """The records the agent accepted: fired send/steer steps without an error."""
+    out = []
+    for index, (step, outcome) in enumerate(zip(script["steps"], result["steps"], strict=True)):
+        if step["do"] not in {"send", "steer"} or not outcome["fired"] or "error" in outcome:
+            continue
+        out.append(
+            Record(
+                index,
+                step["do"],
+                step["text"],
+                tuple(step.get("contexts", ())),
+                outcome["status"],
+            )
+        )
+    return out
+
+
+def texts(blocks: Sequence[Any]) -> list[str]:
+    return [b["text"] for b in blocks if isinstance(b, Mapping) and b.get("type") == "text"]
+
+
+def display(event: Event) -> list[Any]:
+    data = event["data"]
+    envelope = data.get("envelope")
+    content: list[Any] = envelope["displayContent"] if envelope else data["content"]
+    return content
+
+
+def baked(event: Event) -> list[str]:
+    """The texts a prompt event carries before its (last) delimiter: its prefix blocks."""
+    content = event["data"]["content"]
+    if DELIM not in content:
+        return []
+    return texts(content[: len(content) - 1 - content[::-1].index(DELIM)])
+
+
+def run_after(events: Sequence[Event], position: int) -> list[str]:
+    """Texts of the consecutive context/message events right after *position*."""
+    out: list[str] = []
+    for event in events[position + 1 :]:
+        if event["type"] != "context/message":
+            break
+        out += texts(event["data"]["content"])
+    return out
+
+
+def context_texts(events: Sequence[Event]) -> Iterator[tuple[int, str]]:
+    for position, event in enumerate(events):
+        if event["type"] == "context/message":
+            for value in texts(event["data"]["content"]):
+                yield position, value
+
+
+def owner_prompts(events: Sequence[Event], record: Record) -> list[int]:
+    """Positions of prompt events carrying *record*: its text shown, its prefix baked, or
+    its separate contexts right after (a rewrite may have replaced the text)."""
+    return [
+        p
+        for p, e in enumerate(events)
+        if e["type"] in PROMPT_EVENTS
+        and (
+            texts(display(e)) == [record.text]
+            or set(record.prefix) & set(baked(e))
+            or set(record.separate) & set(run_after(events, p))
+        )
+    ]
+
+
+def is_subsequence(needle: Sequence[str], hay: Sequence[str]) -> bool:
+    it = iter(hay)
+    return all(any(x == y for y in it) for x in needle)
+
+
+# --- the invariants ---------------------------------------------------------------------
+
+
+def one_delimiter_after_all_prefix_blocks(events: Sequence[Event]) -> None:
+    """ENV-053: an enveloped prompt event holds exactly one delimiter, right after its
+    prefix blocks (one per prefix context); no other event holds one."""
+    for event in events:
+        data = event["data"]
+        if not isinstance(data, Mapping) or not isinstance(data.get("content"), list):
+            continue
+        content = data["content"]
+        envelope = data.get("envelope") if event["type"] in PROMPT_EVENTS else None
+        if envelope is None:
+            continue
+        assert content.count(DELIM) == 1, f"not exactly one delimiter: {event}"
+        cut = content.index(DELIM)
+        assert cut == len(envelope["prefixContexts"]) >= 1, f"prefix blocks vs contexts: {event}"
+
+
+def envelope_shows_the_direct_prompt(events: Sequence[Event]) -> None:
+    """ENV-051/054: the envelope's display is what follows the delimiter; a prompt without
+    prefix contexts has no envelope and no delimiter; no other event holds a delimiter."""
+    for event in events:
+        data = event["data"]
+        if not isinstance(data, Mapping) or not isinstance(data.get("content"), list):
+            continue
+        content = data["content"]
+        envelope = data.get("envelope") if event["type"] in PROMPT_EVENTS else None
+        if envelope is None:
+            assert DELIM not in content, f"a delimiter without an envelope: {event}"
+            continue
+        assert DELIM in content, f"an envelope without a delimiter: {event}"
+        last = len(content) - 1 - content[::-1].index(DELIM)
+        shown = envelope["displayContent"]
+        assert content[last + 1 :] == shown, f"the display does not follow the delimiter: {event}"
+
+
+def replay_equals_each_request(result: Mapping[str, Any], agent_id: str) -> None:
+    """ENV-058: every captured request is the log's surface before that step, re-derived."""
+    rebuilt = replay(result["log"]["events"], agent_id)
+    assert result["requests"] == rebuilt, "a captured request differs from its replay"
+
+
+def no_context_without_its_message(events: Sequence[Event], found: Sequence[Record]) -> None:
+    """INBOX-021: a record's context is written only right after its own prompt event."""
+    for record in found:
+        prompts = owner_prompts(events, record)
+        assert len(prompts) <= 1, f"record {record.text} was written twice"
+        allowed = set(run_after(events, prompts[0])) if prompts else set()
+        for position, value in context_texts(events):
+            if value in record.separate:
+                assert value in allowed, (
+                    f"{value} at {position} without its message {record.text} before it"
+                )
+        if not prompts:
+            for event in events:
+                if event["type"] in PROMPT_EVENTS:
+                    assert not set(record.prefix) & set(baked(event)), record.text
+
+
+def _owned(
+    events: Sequence[Event], found: Sequence[Record], kinds: frozenset[str], steered: bool
+) -> Iterator[tuple[Record, int]]:
+    """Each record (accepted as steering or not) with the position of its prompt event."""
+    for record in found:
+        prompts = owner_prompts(events, record)
+        if prompts and record.steered == steered and events[prompts[0]]["type"] in kinds:
+            yield record, prompts[0]
+
+
+def contexts_travel_with_their_message(events: Sequence[Event], found: Sequence[Record]) -> None:
+    """INBOX-010: an admitted queued message carries every attached context (wherever placed)."""
+    for record, position in _owned(events, found, frozenset({"user/message"}), False):
+        carried = set(baked(events[position])) | set(run_after(events, position))
+        missing = [t for t in record.prefix + record.separate if t not in carried]
+        assert not missing, f"{record.text} was written without its contexts {missing}"
+
+
+def separate_contexts_follow_their_prompt(
+    events: Sequence[Event], found: Sequence[Record], kinds: frozenset[str], steered: bool
+) -> None:
+    """ENV-056 (ENV-060 for steering): separate contexts right after their own prompt event."""
+    for record, position in _owned(events, found, kinds, steered):
+        assert is_subsequence(record.separate, run_after(events, position)), (
+            f"{record.text}: separate contexts {record.separate} do not follow it in order"
+        )
+
+
+def prefix_contexts_bake_into_the_prompt(
+    events: Sequence[Event], found: Sequence[Record], kinds: frozenset[str], steered: bool
+) -> None:
+    """ENV-050/059 (ENV-060 for steering): prefix contexts are baked into the prompt event,
+    in order, and never written as a separate context message."""
+    for record, position in _owned(events, found, kinds, steered):
+        assert is_subsequence(record.prefix, baked(events[position])), (
+            f"{record.text}: prefix contexts {record.prefix} not baked in order"
+        )
+        for where, value in context_texts(events):
+            assert value not in record.prefix, f"prefix {value} written separately at {where}"
+
+
+def late_steering_keeps_its_contexts(events: Sequence[Event], found: Sequence[Record]) -> None:
+    """INBOX-020: steering that becomes queued input keeps its record, contexts included."""
+    for record in found:
+        if not record.steered:
+            continue
+        for position in owner_prompts(events, record):
+            event = events[position]
+            if event["type"] != "user/message":
+                continue
+            carried = set(baked(event)) | set(run_after(events, position))
+            missing = [t for t in record.prefix + record.separate if t not in carried]
+            assert not missing, f"late steering {record.text} lost its contexts {missing}"
+
+
+def turns(events: Sequence[Event]) -> Iterator[list[Event]]:
+    """The events of each turn, ``turn/start`` to ``turn/end`` inclusive."""
+    current: list[Event] | None = None
+    for event in events:
+        if event["type"] == "turn/start":
+            current = []
+        if current is not None:
+            current.append(event)
+        if event["type"] == "turn/end" and current is not None:
+            yield current
+            current = None
+
+
+def _blocked_turns(events: Sequence[Event]) -> Iterator[tuple[list[Event], Event]]:
+    for turn in turns(events):
+        for event in turn:
+            if event["type"] == "prompt/blocked":
+                yield turn, event
+                break
+
+
+def blocked_turn_is_rejected(events: Sequence[Event]) -> None:
+    """INBOX-013: a block is logged as prompt/blocked and ends the turn rejected, no step."""
+    for turn, event in _blocked_turns(events):
+        kinds = [e["type"] for e in turn]
+        for forbidden in ("user/message", "step/start"):
+            assert forbidden not in kinds, f"a blocked turn wrote {forbidden}: {kinds}"
+        reason = turn[-1]["data"]["reason"]
+        assert reason == {"kind": "rejected", "reason": event["data"]["reason"]}, reason
+
+
+def block_writes_nothing(events: Sequence[Event], found: Sequence[Record]) -> None:
+    """INBOX-011: a blocked prompt's message and contexts are never written."""
+    blocked = {t for _, event in _blocked_turns(events) for t in texts(event["data"]["content"])}
+    for record in found:
+        if record.text not in blocked:
+            continue
+        pieces = set(record.prefix) | set(record.separate)
+        for event in events:
+            if event["type"] in PROMPT_EVENTS | {"context/message"}:
+                carried = set(texts(event["data"]["content"]))
+                assert not pieces & carried, f"blocked {record.text}'s context was written"
+                if event["type"] in PROMPT_EVENTS:
+                    assert texts(display(event)) != [record.text], f"{record.text} was written"
