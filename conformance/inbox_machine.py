@@ -106,16 +106,22 @@ def build_contexts(n: int, recipe: str) -> list[dict[str, Any]]:
     def ctx(role: str, **extra: Any) -> dict[str, Any]:
         return {"source": plugin(f"rec-{n}/{role}"), "content": text(f"{role} of {n}"), **extra}
 
+    # Caller objects carry array-index keys, which JavaScript lists first (D-12).
+    indexed_block = {"type": "text", "text": f"sep-2 of {n}", "10": n, "2": "b", "01": "c"}
+
     return {
         "none": [],
         "separate": [ctx("sep-1")],
         "prefix": [ctx("pfx-1", placement="prompt-prefix")],
         "prefix+separate": [ctx("sep-1"), ctx("pfx-1", placement="prompt-prefix"), ctx("sep-2")],
         "two-prefix+meta": [
-            ctx("pfx-1", placement="prompt-prefix", meta={"i": 1}),
+            ctx("pfx-1", placement="prompt-prefix", meta={"i": 1, "10": n, "2": [n]}),
             ctx("pfx-2", placement="prompt-prefix"),
         ],
-        "meta-separate": [ctx("sep-1", meta=None), ctx("sep-2", meta={"deep": [n]})],
+        "meta-separate": [
+            ctx("sep-1", meta=None),
+            ctx("sep-2", meta={"deep": [n], "0": {"b": 1, "1": 2}}, content=[indexed_block]),
+        ],
         "odd-placement": [ctx("sep-1", placement="separate"), ctx("sep-2", placement="prefix")],
     }[recipe]
 
@@ -218,7 +224,7 @@ class InboxMachine(RuleBasedStateMachine):
     def inject(self, meta: bool) -> None:
         args: dict[str, Any] = {"content": text("injected"), "source": plugin("injector")}
         if meta:
-            args["meta"] = {"model-hidden": True}
+            args["meta"] = {"model-hidden": True, "1": "one", "0": "zero"}
         self.on_agent("agent.inject", **args)
 
     @rule(

@@ -10,6 +10,8 @@ import json
 import re
 from typing import Any
 
+from dsh_conformance.conformance.js_objects import js_ordered
+
 #: Key order of one per-source metadata record (D-40), in the seed's meta and in the
 #: release's recall source alike.
 RECORD_KEYS = [
@@ -31,8 +33,9 @@ OPEN, CLOSE = "<referenced-sessions>\n", "\n</referenced-sessions>"
 
 
 def js_json(value: object) -> str:
-    """JSON.stringify (compact): Python's json plus the ES2019 lone-surrogate escape."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    """JSON.stringify (compact): Python's json in JavaScript's key order, plus the ES2019
+    lone-surrogate escape."""
+    text = json.dumps(js_ordered(value), ensure_ascii=False, separators=(",", ":"))
     return LONE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

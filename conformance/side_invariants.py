@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dsh_conformance.conformance.agent_support import surface as surface
+from dsh_conformance.conformance.js_objects import js_ordered
 
 JsonLog = Mapping[str, Any]
 Events = Sequence[Mapping[str, Any]]
@@ -30,8 +31,11 @@ def utf8_len(text: str) -> int:
 
 
 def canonical_json(value: object) -> str:
-    """Comparison form: compact JSON, insertion order kept, non-ASCII escaped."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=True)
+    """Comparison form: compact JSON in JavaScript's key order, non-ASCII escaped.
+
+    The key order is the one any JavaScript implementation's output has (array-index
+    keys first), so an in-process model and a JS implementation compare equal."""
+    return json.dumps(js_ordered(value), separators=(",", ":"), ensure_ascii=True)
 
 
 # --- balanced completed-turn prefix ------------------------------------------------------

@@ -51,6 +51,29 @@ HOSTILE: tuple[str, ...] = (
     "\x1b[31m",
 )
 
+#: Object keys that JavaScript orders specially, and near misses that it does not: array
+#: indices ("0" .. "4294967294") come first in ascending order, every other key keeps
+#: insertion order (conformance/js_objects.py, D-12).
+INDEX_LIKE_KEYS: tuple[str, ...] = (
+    "0",
+    "1",
+    "2",
+    "9",
+    "10",
+    "42",
+    "4294967294",
+    "4294967295",
+    "01",
+    "00",
+    "-1",
+    "-0",
+    "1.5",
+    "1e3",
+    " 1",
+    "+1",
+    "\u0661",
+)
+
 _special_units = st.sampled_from(
     [
         0x00,
@@ -95,8 +118,13 @@ def js_strings(max_size: int = 24) -> st.SearchStrategy[str]:
     )
 
 
+def object_keys(max_size: int = 8) -> st.SearchStrategy[str]:
+    """Keys of caller-supplied objects: any JS string, often an array index or a near miss."""
+    return st.one_of(st.sampled_from(INDEX_LIKE_KEYS), js_strings(max_size=max_size))
+
+
 def json_values(max_leaves: int = 12) -> st.SearchStrategy[object]:
-    """JSON values (finite numbers, JS-string keys and strings)."""
+    """JSON values (finite numbers, JS-string keys -- often index-like -- and strings)."""
     leaves = st.one_of(
         st.none(),
         st.booleans(),
@@ -110,7 +138,7 @@ def json_values(max_leaves: int = 12) -> st.SearchStrategy[object]:
         leaves,
         lambda children: st.one_of(
             st.lists(children, max_size=4),
-            st.dictionaries(js_strings(max_size=8), children, max_size=4),
+            st.dictionaries(object_keys(), children, max_size=4),
         ),
         max_leaves=max_leaves,
     )

@@ -18,6 +18,7 @@ from syrupy.extensions.json import JSONSnapshotExtension
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.conformance.agent_support import AgentHandle, context, text
+from dsh_conformance.conformance.js_objects import js_ordered
 from dsh_conformance.conformance.keyless import CWD, TARGET_ID, keyless_contexts
 
 pytestmark = pytest.mark.capability("agent")
@@ -35,10 +36,11 @@ SHOWN = {
 
 
 class OrderedJSONExtension(JSONSnapshotExtension):
-    """syrupy's JSON extension, but keeping key order (JSON.stringify's order matters)."""
+    """syrupy's JSON extension, but in JavaScript's key order (JSON.stringify's order
+    matters: insertion order, array-index keys first)."""
 
     def serialize(self, data: Any, **kwargs: Any) -> str:
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        return json.dumps(js_ordered(data), indent=2, ensure_ascii=False) + "\n"
 
 
 @pytest.fixture

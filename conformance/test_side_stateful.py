@@ -37,6 +37,7 @@ from hypothesis.stateful import (
 
 from dsh_conformance.adapters.client import Implementation, ImplementationError
 from dsh_conformance.conformance import side_invariants as inv
+from dsh_conformance.conformance.js_objects import js_ordered
 
 pytestmark = [
     pytest.mark.capability("side"),
@@ -73,7 +74,7 @@ HEADING = "## Side-session handback\n\n"
 
 
 def dump(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return json.dumps(js_ordered(value), ensure_ascii=False)
 
 
 class SideMachine(RuleBasedStateMachine):

@@ -25,7 +25,8 @@ import orjson
 
 from dsh_conformance.model.errors import DshError, ErrorCode
 
-#: A JSON value as the model sees it (``dict`` keys are JS strings, order is insertion order).
+#: A JSON value as the model sees it (``dict`` keys are JS strings in insertion order;
+#: ``stringify`` writes them in JavaScript property order, array indices first).
 JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
 
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
@@ -223,12 +224,42 @@ def _shortest_digits(x: float) -> tuple[str, int]:
     return stripped or "0", exponent
 
 
+def is_array_index(key: str) -> bool:
+    """Whether *key* is an ECMAScript array index: the canonical decimal spelling of an
+    integer in 0 .. 2**32 - 2 (``"0"``, ``"7"``, ``"4294967294"``; not ``"01"``, ``"-1"``,
+    ``"4294967295"``).  Objects list such keys first, in ascending numeric order (D-12)."""
+    return (
+        0 < len(key) <= 10
+        and key.isascii()
+        and key.isdigit()
+        and (key == "0" or key[0] != "0")
+        and int(key) <= _MAX_ARRAY_INDEX
+    )
+
+
+_MAX_ARRAY_INDEX: Final = 2**32 - 2
+
+
+def property_order(obj: Mapping[str, object]) -> list[str]:
+    """The order in which JavaScript enumerates the own string keys of an object built
+    from *obj* (``OrdinaryOwnPropertyKeys``): array indices ascending, then the other keys
+    in insertion order.  ``JSON.stringify`` and ``Object.keys`` both follow it."""
+    keys = list(obj)
+    indices = [k for k in keys if k[:1].isdigit() and is_array_index(k)]
+    if not indices:
+        return keys
+    indices.sort(key=int)
+    return indices + [k for k in keys if not (k[:1].isdigit() and is_array_index(k))]
+
+
 def stringify(value: object) -> str:
     """``JSON.stringify(value)`` with no indentation, byte-for-byte as Node prints it.
 
-    Dicts keep insertion order; ``NaN``/``±Infinity`` serialize as ``null`` (as in JS);
-    ``-0.0`` as ``0``.  Values JSON cannot express (``UNDEFINED`` at top level, sets,
-    bytes, non-string keys, cycles) raise ``DshError(JSON_NOT_SERIALIZABLE)``.
+    Object keys come in JavaScript's property order (array-index keys such as ``"0"``
+    first, ascending, then insertion order: ``property_order``); ``NaN``/``±Infinity``
+    serialize as ``null`` (as in JS); ``-0.0`` as ``0``.  Values JSON cannot express
+    (``UNDEFINED`` at top level, sets, bytes, non-string keys, cycles) raise
+    ``DshError(JSON_NOT_SERIALIZABLE)``.
     """
     parts: list[str] = []
     _write(value, parts, set())
@@ -254,11 +285,13 @@ def _write(value: object, out: list[str], active: set[int]) -> None:
         active.add(id(value))
         out.append("{")
         first = True
-        for key, item in value.items():
+        for key in value:
             if not isinstance(key, str):
                 raise DshError(
                     ErrorCode.JSON_NOT_SERIALIZABLE, f"object key {key!r} is not a string"
                 )
+        for key in property_order(value):
+            item = value[key]
             if item is UNDEFINED:
                 continue  # JSON.stringify omits undefined-valued properties
             if not first:

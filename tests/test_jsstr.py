@@ -3,14 +3,25 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dsh_conformance.conformance.strategies import code_unit_strings, js_strings
+from dsh_conformance.conformance.strategies import (
+    INDEX_LIKE_KEYS,
+    code_unit_strings,
+    js_strings,
+    json_values,
+    object_keys,
+)
 from dsh_conformance.model import jsstr
 from dsh_conformance.model.errors import DshError
+
+sys.path.insert(0, str(Path(__file__).parent))
+import slow_forms
 
 
 @pytest.mark.parametrize(
@@ -134,3 +145,51 @@ def test_strict_base64url_accepts_exactly_canonical_payloads(payload: str) -> No
         assert jsstr.base64url_encode(data) != payload
         return
     assert jsstr.base64url_encode(data) == payload
+
+
+# --- JSON.stringify key order (D-12) and the stringify fast path ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "node"),
+    [
+        # JSON.stringify(JSON.parse(text)) printed by Node v20.20.2.
+        ('{"a":1,"0":2}', '{"0":2,"a":1}'),
+        (
+            '{"10":"ten","2":"two","b":"b","1":"one","a":"a","0":"zero"}',
+            '{"0":"zero","1":"one","2":"two","10":"ten","b":"b","a":"a"}',
+        ),
+        ('{"x":0,"4294967295":1,"4294967294":2}', '{"4294967294":2,"x":0,"4294967295":1}'),
+        (
+            '{"01":1,"-1":2,"1.5":3,"1e3":4," 1":5,"+1":6,"-0":7,"00":8,"\u0661":9,"7":10}',
+            '{"7":10,"01":1,"-1":2,"1.5":3,"1e3":4," 1":5,"+1":6,"-0":7,"00":8,"\u0661":9}',
+        ),
+        (
+            '{"m":{"z":[{"5":1,"t":2,"3":3}],"1":true},"0":null}',
+            '{"0":null,"m":{"1":true,"z":[{"3":3,"5":1,"t":2}]}}',
+        ),
+    ],
+)
+def test_stringify_key_order_matches_node(text: str, node: str) -> None:
+    assert jsstr.stringify(json.loads(text)) == node
+
+
+@given(st.lists(object_keys(), max_size=8))
+def test_property_order_matches_the_slow_form(keys: list[str]) -> None:
+    obj = dict.fromkeys(keys, 0)
+    assert jsstr.property_order(obj) == slow_forms.own_keys(obj)
+    for key in keys:
+        assert jsstr.is_array_index(key) == slow_forms.is_array_index(key)
+
+
+def test_index_like_keys_include_indices_and_near_misses() -> None:
+    flags = {k: slow_forms.is_array_index(k) for k in INDEX_LIKE_KEYS}
+    assert flags["4294967294"]
+    assert not flags["4294967295"]
+    assert not flags["01"]
+    assert not flags["-1"]
+
+
+@given(json_values())
+def test_stringify_matches_the_slow_form(value: object) -> None:
+    assert jsstr.stringify(value) == slow_forms.stringify(value)

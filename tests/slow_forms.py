@@ -1,0 +1,122 @@
+"""Slow, obviously-correct forms of the JavaScript-string core, written from the ECMAScript
+text one step at a time, for differential tests of model/jsstr.py's fast paths.
+
+Nothing here is fast or clever on purpose: each function follows its spec algorithm
+literally so that a disagreement points at the fast path.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from dsh_conformance.model import jsstr
+
+#: QuoteJSONString's table of short escapes (ES2019 24.5.2.2).
+SHORT_ESCAPES = {
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\f": "\\f",
+    "\r": "\\r",
+    '"': '\\"',
+    "\\": "\\\\",
+}
+
+
+def code_points(s: str) -> list[int]:
+    """UTF16DecodeString: code units, pairs combined, lone surrogates kept."""
+    units = list(s.encode("utf-16-le", "surrogatepass"))
+    units16 = [units[i] | (units[i + 1] << 8) for i in range(0, len(units), 2)]
+    out: list[int] = []
+    i = 0
+    while i < len(units16):
+        u = units16[i]
+        if 0xD800 <= u <= 0xDBFF and i + 1 < len(units16) and 0xDC00 <= units16[i + 1] <= 0xDFFF:
+            out.append(0x10000 + ((u - 0xD800) << 10) + (units16[i + 1] - 0xDC00))
+            i += 2
+        else:
+            out.append(u)
+            i += 1
+    return out
+
+
+def quote(s: str) -> str:
+    """QuoteJSONString, well-formed (ES2019): lone surrogates as lowercase ``\\udxxx``."""
+    out = ['"']
+    for c in code_points(s):
+        ch = chr(c)
+        if ch in SHORT_ESCAPES:
+            out.append(SHORT_ESCAPES[ch])
+        elif c < 0x20 or 0xD800 <= c <= 0xDFFF:
+            out.append(f"\\u{c:04x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def is_array_index(key: str) -> bool:
+    """CanonicalNumericIndexString-style test: ToString(ToUint32(key)) === key, not 2**32-1."""
+    try:
+        n = int(key)
+    except ValueError:
+        return False
+    return str(n) == key and 0 <= n < 2**32 - 1
+
+
+def own_keys(obj: Mapping[str, object]) -> list[str]:
+    """OrdinaryOwnPropertyKeys: array indices ascending, then the rest in insertion order."""
+    keys = list(obj)
+    return sorted([k for k in keys if is_array_index(k)], key=int) + [
+        k for k in keys if not is_array_index(k)
+    ]
+
+
+def number(x: float) -> str:
+    """Number::toString of a JS number (a Python int is the double it rounds to)."""
+    if not math.isfinite(x):
+        return "null"
+    return jsstr.number_to_string(float(x) if isinstance(x, int) and abs(x) > 2**53 else x)
+
+
+def stringify(value: object) -> str:
+    """SerializeJSONProperty for JSON values, no gap, no replacer (undefined members skipped)."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, str):
+        return quote(value)
+    if isinstance(value, int | float):
+        return number(value)
+    if isinstance(value, Mapping):
+        members = [
+            quote(k) + ":" + stringify(value[k])
+            for k in own_keys(value)
+            if value[k] is not jsstr.UNDEFINED
+        ]
+        return "{" + ",".join(members) + "}"
+    if isinstance(value, list | tuple):
+        items = ["null" if v is jsstr.UNDEFINED else stringify(v) for v in value]
+        return "[" + ",".join(items) + "]"
+    raise TypeError(type(value).__name__)
+
+
+def utf8_length(s: str) -> int:
+    """Buffer.byteLength: each code point's UTF-8 length, a lone surrogate as U+FFFD (3)."""
+    total = 0
+    for c in code_points(s):
+        if 0xD800 <= c <= 0xDFFF:
+            total += 3
+        elif c < 0x80:
+            total += 1
+        elif c < 0x800:
+            total += 2
+        elif c < 0x10000:
+            total += 3
+        else:
+            total += 4
+    return total
