@@ -30,6 +30,7 @@ from dsh_conformance.outcomes import (
     Outcome,
     classify_failure,
     classify_skip,
+    fault_of,
 )
 from dsh_conformance.record import RecordWriter, TestResult
 
@@ -382,6 +383,11 @@ class HarnessPlugin:
             if call.excinfo is not None:
                 state.message = _short(call.excinfo.exconly().strip(), MESSAGE_LIMIT)
             state.longrepr = _short(report.longreprtext, LONGREPR_LIMIT)
+            broke = fault_of(exc, fault) if exc is not None else None
+            if broke is not None:  # exit status and stderr tail, not "FlakyFailure"
+                text = f"{broke.kind}: {broke.message}"
+                state.message = _short(text, MESSAGE_LIMIT)
+                state.longrepr = _short(f"{text}\n\n{report.longreprtext}", LONGREPR_LIMIT)
         entry = meta.entry
         if entry is not None and entry.status == "xfail":
             if outcome in FAILING:
