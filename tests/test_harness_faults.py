@@ -33,6 +33,8 @@ def victims(record, outcome: str) -> list:  # type: ignore[no-untyped-def]
         ("garbage@5", "crash", "not JSON"),
         ("wrong-id@5", "crash", "does not match request id"),
         ("oversized=300000@5", "crash", "over the 100000-byte reply cap"),
+        ("endless=300000@5", "crash", "line too long"),
+        ("duplicate@5", "crash", "a duplicate or extra reply"),
         ("error=DSH_SCRIPTED:uri.encode@1", "error", "DSH_SCRIPTED"),
     ],
 )
@@ -144,3 +146,32 @@ def test_a_killed_run_keeps_every_finished_result(tmp_path: Path) -> None:
     summary = cli("summary", str(record_path))
     assert summary.returncode == 3  # EX_INCOMPLETE
     assert "TRUNCATED" in summary.stdout
+
+
+@pytest.mark.parametrize(
+    ("fault", "outcome", "words"),
+    [
+        ("crash@5", "crash", ["exited with status 3", "fatal crash on 'uri.encode'"]),
+        ("hang@5", "timeout", ["within the 1s per-call timeout"]),
+    ],
+)
+def test_a_fault_inside_a_hypothesis_test_is_named_not_flaky(
+    tmp_path: Path, fault: str, outcome: str, words: list[str]
+) -> None:
+    """Hypothesis replays a failing example; the guard re-raises the fault from another
+    line, which Hypothesis reports as FlakyFailure.  The record names the fault."""
+    _, record = run_record(
+        tmp_path,
+        fake(fault, state=tmp_path / "state.json"),
+        "-k",
+        "test_encode_is_scheme_plus_unpadded_base64url_of_json",
+        "--timeout",
+        "1",
+    )
+    (victim,) = record.tests
+    assert victim.outcome == outcome
+    for word in words:
+        assert word in victim.message
+        assert word in victim.longrepr
+    for wrapper in ("Flaky", "ExceptionGroup"):
+        assert wrapper not in victim.message

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -163,6 +164,7 @@ def test_a_crash_restarts_with_handshake_replay(tmp_path: Path) -> None:
         ("garbage", "garbage", "not JSON"),
         ("wrong-id", "protocol", "does not match request id"),
         ("oversized=5000", "protocol", "over the 1000-byte reply cap"),
+        ("endless=5000", "protocol", "line too long"),
     ],
 )
 def test_faults_are_typed(fault: str, kind: str, words: str) -> None:
@@ -209,3 +211,28 @@ def test_registry_names() -> None:
     assert adapter.argv == SERVE
     with pytest.raises(DshError):
         resolve("subprocess:")
+
+
+def test_a_duplicate_reply_is_a_protocol_fault_not_the_next_answer() -> None:
+    adapter = SubprocessAdapter(fake("duplicate@1"), timeout=5)
+    try:
+        assert adapter.call("uri.encode", {"sessionId": "a"}).startswith("dsh-session:")
+        time.sleep(0.3)  # the second copy arrives
+        with pytest.raises(AdapterFault) as caught:
+            adapter.call("uri.encode", {"sessionId": "b"})
+        assert caught.value.kind == "protocol"
+        assert "exactly one reply" in caught.value.message
+    finally:
+        adapter.close()
+
+
+def test_an_endless_line_is_reported_at_the_cap_not_at_the_timeout() -> None:
+    adapter = SubprocessAdapter(fake("endless"), timeout=30, max_reply_bytes=100_000)
+    try:
+        started = time.monotonic()
+        with pytest.raises(AdapterFault, match="line too long") as caught:
+            adapter.call("uri.encode", {"sessionId": "a"})
+        assert "100000-byte reply cap" in caught.value.message
+        assert time.monotonic() - started < 10  # long before the 30 s timeout
+    finally:
+        adapter.close()

@@ -30,6 +30,7 @@ from dsh_conformance.outcomes import (
     Outcome,
     classify_failure,
     classify_skip,
+    fault_of,
 )
 from dsh_conformance.record import RecordWriter, TestResult
 
@@ -398,6 +399,11 @@ class HarnessPlugin:
             report.sections.append(("dsh-conformance", explanation))
             state.message = _short(_readable(state.message, report.longreprtext), MESSAGE_LIMIT)
             state.longrepr = _short(explanation + "\n\n" + report.longreprtext, LONGREPR_LIMIT)
+            broke = fault_of(exc, fault) if exc is not None else None
+            if broke is not None:  # exit status and stderr tail, not "FlakyFailure"
+                text = f"{broke.kind}: {broke.message}"
+                state.message = _short(text, MESSAGE_LIMIT)
+                state.longrepr = _short(f"{text}\n\n{state.longrepr}", LONGREPR_LIMIT)
         entry = meta.entry
         if entry is not None and entry.status == "xfail":
             if outcome in FAILING:

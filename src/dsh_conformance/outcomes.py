@@ -84,6 +84,15 @@ def classify_failure(exc: BaseException, fault: AdapterFault | None = None) -> O
     return Outcome.FAIL
 
 
+def fault_of(exc: BaseException, fault: AdapterFault | None = None) -> AdapterFault | None:
+    """The adapter fault behind *exc*: the guard's first fault of the test, else one in
+    its chain.  Hypothesis wraps a fault that recurs from another line (the guard) in
+    ``FlakyFailure``/``ExceptionGroup``; the record names the fault itself instead."""
+    if fault is not None:
+        return fault
+    return next((e for e in _walk(exc, set()) if isinstance(e, AdapterFault)), None)
+
+
 def classify_skip(reason: str) -> Outcome:
     text = reason.removeprefix("Skipped: ").strip()
     return Outcome.UNSUPPORTED if text.startswith(UNSUPPORTED_PREFIX) else Outcome.SKIPPED
