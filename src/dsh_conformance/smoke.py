@@ -10,6 +10,7 @@ Values are not judged here, only shapes.
 from __future__ import annotations
 
 import time
+from functools import partial
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -128,9 +129,7 @@ def smoke_checks(adapter_name: str, *, timeout: float = 10.0) -> list[Check]:
         for capability, names in by_capability().items():
             if capability in handshake.capabilities:
                 checks.append(
-                    _attempt(
-                        f"{capability} ops", lambda c=capability, n=names: _answers(adapter, c, n)
-                    )
+                    _attempt(f"{capability} ops", partial(_answers, adapter, capability, names))
                 )
 
         def unknown_op() -> Check:
