@@ -10,8 +10,8 @@ Values are not judged here, only shapes.
 from __future__ import annotations
 
 import time
-from functools import partial
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from attrs import frozen
