@@ -11,6 +11,7 @@ import sys
 from collections import defaultdict
 
 from dsh_conformance.spec import Catalog, Requirement, load_catalog
+from dsh_conformance.spec.traceability import tests_by_requirement
 
 AREAS = {
     "URI": "dsh-session: URIs",
@@ -38,6 +39,25 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def marked_quote(req: Requirement) -> str:
+    """The quote with the requirement's own clause in bold (shared sentences)."""
+    if not req.clause:
+        return req.quote
+    return req.quote.replace(req.clause, f"**{req.clause}**", 1)
+
+
+def tests_line(tests: tuple[str, ...]) -> str:
+    """``test_x.py::test_y`` names, then the static cases (``file:case``) that cite it."""
+    functions = [t.removeprefix("conformance/") for t in tests if "[" not in t]
+    cases = [t.split("[", 1)[1].rstrip("]") for t in tests if "[" in t]
+    parts = []
+    if functions:
+        parts.append(", ".join(f"`{f}`" for f in functions))
+    if cases:
+        parts.append("cases " + ", ".join(f"`{c}`" for c in cases))
+    return "; ".join(parts) if parts else "none"
+
+
 def _requirement(req: Requirement) -> list[str]:
     lines = [f"### {req.id} — {req.title}", ""]
     meta = [
@@ -51,9 +71,12 @@ def _requirement(req: Requirement) -> list[str]:
         meta.append("decisions " + ", ".join(f"[{d}](#{d.lower()})" for d in req.decisions))
     if req.verification:
         meta.append("covers " + ", ".join(req.verification))
-    lines += [" · ".join(meta), "", f"> {req.quote}", ""]
+    lines += [" · ".join(meta), "", f"> {marked_quote(req)}", ""]
     if req.note:
         lines += [req.note, ""]
+    tests = tests_by_requirement().get(req.id, ())
+    if tests or req.level != "informative":
+        lines += [f"*Tests:* {tests_line(tests)}", ""]
     return lines
 
 
@@ -68,8 +91,10 @@ def render(catalog: Catalog) -> str:
     out = [
         "# Requirement catalog",
         "",
-        "Generated from `spec/requirements/*.toml`, `spec/decisions/*.toml` and",
-        "`spec/verification.toml` by `python -m dsh_conformance.spec.render`; do not edit.",
+        "Generated from `spec/requirements/*.toml`, `spec/decisions/*.toml`,",
+        "`spec/verification.toml` and the requirement marks of the suite by",
+        "`python -m dsh_conformance.spec.render`; do not edit. Where several requirements",
+        "quote one sentence, each one's own clause is in **bold**.",
         "",
         f"{len(catalog.requirements)} requirements ("
         + ", ".join(f"{n} {lvl}" for lvl, n in sorted(levels.items()))
