@@ -174,7 +174,15 @@ def run_example(adapter: Any, example: Mapping[str, Any], defs: Mapping[str, Any
         if "error" in step:
             raise ExampleError(f"{example['id']}: {step['op']} succeeded, not {step['error']}")
         lines.append(call)
-        if step["show"]:
+        if step.get("only_types"):  # a log, cut down to the events the example is about
+            kinds = step["only_types"]
+            result = [
+                {"seq": e["seq"], "type": e["type"], "data": e["data"]}
+                for e in result["events"]
+                if e["type"] in kinds
+            ]
+            lines.append(f"  (events of type {', '.join(kinds)} only)")
+        if step["show"] or step.get("only_types"):
             lines.append("→ " + show(result).replace("\n", "\n  "))
     return lines
 
@@ -222,7 +230,10 @@ def _test_id(name: str) -> str:
 
     if "::" in name:
         return f"conformance/{name}"
-    return f"{CASE_TESTS['dsh-cases/1']}[{name}]"
+    stem = name.split(":", 1)[0]
+    folder = resources.files("dsh_conformance.conformance") / "cases"
+    data = json.loads((folder / f"{stem}.json").read_text("utf-8"))
+    return f"{CASE_TESTS[data['format']]}[{name}]"
 
 
 # --- rendering ------------------------------------------------------------------------------
