@@ -7,11 +7,13 @@ regenerates it, and tests/test_catalog.py fails when the committed page is stale
 
 from __future__ import annotations
 
+import re
 import sys
 from collections import defaultdict
+from functools import cache
 
 from dsh_conformance.spec import Catalog, Requirement, load_catalog
-from dsh_conformance.spec.traceability import tests_by_requirement
+from dsh_conformance.spec.traceability import cited_tests
 
 AREAS = {
     "URI": "dsh-session: URIs",
@@ -74,10 +76,22 @@ def _requirement(req: Requirement) -> list[str]:
     lines += [" · ".join(meta), "", f"> {marked_quote(req)}", ""]
     if req.note:
         lines += [req.note, ""]
-    tests = tests_by_requirement().get(req.id, ())
+    tests = cited_tests().get(req.id, ())
     if tests or req.level != "informative":
         lines += [f"*Tests:* {tests_line(tests)}", ""]
+    page = _example_pages().get(req.id)
+    if page is not None:
+        anchor = re.sub(r"[^a-z0-9 -]", "", f"{req.id} — {req.title}".lower()).replace(" ", "-")
+        lines += [f"*Examples:* [docs/examples/{page}.md](../docs/examples/{page}.md#{anchor})", ""]
     return lines
+
+
+@cache
+def _example_pages() -> dict[str, str]:
+    """Requirement id -> the examples page that shows it (spec/examples/*.toml)."""
+    from dsh_conformance.spec.examples import pages
+
+    return {req: page.name for page in pages() for req in page.requirements()}
 
 
 def render(catalog: Catalog) -> str:

@@ -31,8 +31,8 @@ def _req_marks(node: ast.expr) -> list[str]:
             and isinstance(call.func, ast.Attribute)
             and call.func.attr == "req"
         ):
-            found += [a.value for a in call.args if isinstance(a, ast.Constant)]
-    return [str(r) for r in found]
+            found += [str(a.value) for a in call.args if isinstance(a, ast.Constant)]
+    return found
 
 
 def _module_tests(name: str, source: str) -> dict[str, list[str]]:
@@ -52,7 +52,7 @@ def _module_tests(name: str, source: str) -> dict[str, list[str]]:
 
 
 @cache
-def tests_by_requirement() -> dict[str, tuple[str, ...]]:
+def cited_tests() -> dict[str, tuple[str, ...]]:
     """Requirement id -> test ids (``conformance/<file>::<test>[<case>]``), sorted."""
     root = resources.files("dsh_conformance.conformance")
     by_req: dict[str, set[str]] = defaultdict(set)
@@ -65,16 +65,16 @@ def tests_by_requirement() -> dict[str, tuple[str, ...]]:
         if not entry.name.endswith(".json"):
             continue
         data = json.loads(entry.read_text("utf-8"))
-        test = CASE_TESTS.get(data.get("format"))
-        if test is None:
+        case_test = CASE_TESTS.get(str(data.get("format")))
+        if case_test is None:
             continue
         stem = entry.name.removesuffix(".json")
         for case in data["cases"]:
             for req in case["req"]:
-                by_req[req].add(f"{test}[{stem}:{case['id']}]")
+                by_req[req].add(f"{case_test}[{stem}:{case['id']}]")
     return {req: tuple(sorted(tests)) for req, tests in by_req.items()}
 
 
-def test_functions(tests: tuple[str, ...]) -> tuple[str, ...]:
+def functions_of(tests: tuple[str, ...]) -> tuple[str, ...]:
     """The distinct test functions of *tests* (case parametrizations folded)."""
     return tuple(dict.fromkeys(t.split("[", 1)[0] for t in tests))
