@@ -18,6 +18,13 @@ It is owned by the suite side, reviewed like code, and strict (decision D-125)::
     status = "unsupported"
     reason = "no URI decoding in the published API"
 
+Conditional entries: ``versions = ">=0.1.0-rc.8"`` (or a list, any of which may match)
+limits an entry to the implementation versions its handshake reports.  Each string is a
+version specifier set (``packaging``; npm-style ``0.1.0-rc.8`` reads as ``0.1.0rc8``,
+pre-releases always match).  An entry whose versions do not match, or any versioned entry
+when the version is empty or not a version, does not apply: it matches no test and is not
+stale, and ``--write-expectations`` keeps it as it is.
+
 Ids: a requirement id matches every test that cites it; a test id matches that test,
 ``file.py::test_name`` matches all its parametrizations and ``file.py`` every test in
 the file.  Test ids are stable across installs: ``conformance/<file>::<name>[<param>]``.
@@ -29,7 +36,8 @@ passes is ``xpass``, and a requirement entry none of whose tests fails is report
 unexpectedly passing.  Both make the run fail, and so does a *stale* entry, one that
 matches no test of the suite, so the manifest cannot rot.  ``--write-expectations PATH``
 regenerates a manifest from a run (keeping the reasons and links of entries that still
-apply).  The schema is spec/schemas/expectations.json.
+apply); rewriting an existing file keeps its comments, layout and order (tomlkit) and
+appends new entries.  The schema is spec/schemas/expectations.json.
 """
 
 from __future__ import annotations
@@ -40,12 +48,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from attrs import frozen
+from attrs import field, frozen
 
 from dsh_conformance.errors import ManifestError
 
 STATUSES: Final = ("xfail", "unsupported")
 _REQUIREMENT_ID: Final = re.compile(r"[A-Z]+-[0-9]{3}[a-z]?")
+
+
+def _versions(value: str | Sequence[str] | None) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    return (value,) if isinstance(value, str) else tuple(value)
 
 
 @frozen
@@ -56,6 +70,20 @@ class Entry:
     status: str
     reason: str
     link: str = ""
+    versions: tuple[str, ...] = field(default=(), converter=_versions)
+
+    def applies_to(self, version: str) -> bool:
+        """Whether the entry holds for an implementation reporting *version*."""
+        if not self.versions:
+            return True
+        from packaging.specifiers import SpecifierSet
+        from packaging.version import InvalidVersion, Version
+
+        try:
+            parsed = Version(version)
+        except InvalidVersion:
+            return False
+        return any(parsed in SpecifierSet(spec, prereleases=True) for spec in self.versions)
 
     @property
     def is_requirement(self) -> bool:
@@ -68,10 +96,12 @@ class Entry:
             return True
         return test_id.startswith(self.id) and test_id[len(self.id)] in ":["
 
-    def to_json(self) -> dict[str, str]:
-        data = {"id": self.id, "status": self.status, "reason": self.reason}
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"id": self.id, "status": self.status, "reason": self.reason}
         if self.link:
             data["link"] = self.link
+        if self.versions:
+            data["versions"] = self.versions[0] if len(self.versions) == 1 else list(self.versions)
         return data
 
 
@@ -82,6 +112,18 @@ class Manifest:
     entries: tuple[Entry, ...]
     path: str = ""
     adapter: str = ""
+    #: entries set aside because their ``versions`` do not match this implementation
+    inactive: tuple[Entry, ...] = ()
+
+    @property
+    def versioned(self) -> bool:
+        return any(e.versions for e in self.entries)
+
+    def for_version(self, version: str) -> Manifest:
+        """The manifest as it applies to an implementation reporting *version*."""
+        active = tuple(e for e in self.entries if e.applies_to(version))
+        inactive = tuple(e for e in self.entries if not e.applies_to(version))
+        return Manifest(active, self.path, self.adapter, self.inactive + inactive)
 
     def match(self, test_id: str, requirements: Iterable[str]) -> Entry | None:
         """The applicable entry: test-id entries beat requirement entries, unsupported
@@ -120,6 +162,7 @@ def parse_manifest(
         if entry.id in seen:
             raise ManifestError("duplicate-entry", f"{path}: {entry.id} is listed twice")
         seen.add(entry.id)
+        _check_versions(entry, path)
         if entry.is_requirement and known and entry.id not in known:
             raise ManifestError(
                 "unknown-requirement",
@@ -127,6 +170,20 @@ def parse_manifest(
                 hint="fix the id, or run `dsh-conformance spec` to list requirements",
             )
     return Manifest(tuple(entries), path, str(data.get("adapter", "")))
+
+
+def _check_versions(entry: Entry, path: str) -> None:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    for spec in entry.versions:
+        try:
+            SpecifierSet(spec)
+        except InvalidSpecifier as exc:
+            raise ManifestError(
+                "invalid-manifest",
+                f"{path or 'manifest'}: {entry.id}: versions {spec!r} is not a version specifier",
+                hint='write e.g. versions = ">=0.1.0-rc.8" or ["==0.1.0-rc.7", ">=0.2"]',
+            ) from exc
 
 
 def load_manifest(path: str | Path, known_requirements: Iterable[str] = ()) -> Manifest:
@@ -170,5 +227,75 @@ def render_manifest(entries: Sequence[Entry], *, adapter: str = "", comment: str
     for entry in sorted(entries, key=lambda e: e.id):
         lines += ["", "[[expect]]"]
         for key, value in entry.to_json().items():
-            lines.append(f"{key} = {_toml_string(value)}")
+            if isinstance(value, list):
+                lines.append(f"{key} = [{', '.join(_toml_string(v) for v in value)}]")
+            else:
+                lines.append(f"{key} = {_toml_string(value)}")
     return "\n".join(lines) + "\n"
+
+
+def update_manifest(text: str, entries: Sequence[Entry]) -> str:
+    """*text*, an existing manifest, rewritten to hold exactly *entries*.
+
+    Comments, layout and the order of surviving entries are kept (tomlkit round trip);
+    a removed entry's trailing comments (often the heading of the next group) move to the
+    entry before it; new entries are appended in id order.
+    """
+    import tomlkit
+
+    doc = tomlkit.parse(text)
+    wanted = {e.id: e for e in entries}
+    if "expect" not in doc:
+        doc.append("expect", tomlkit.aot())
+    aot = doc["expect"]
+    present: set[str] = set()
+    for index in reversed(range(len(aot))):
+        entry_id = str(aot[index].get("id"))
+        if entry_id in wanted and entry_id not in present:
+            present.add(entry_id)
+            _sync(aot[index], wanted[entry_id])
+        else:
+            _remove_table(doc, aot, index)
+    new = sorted((e for e in wanted.values() if e.id not in present), key=lambda e: e.id)
+    for entry in new:
+        if len(aot):
+            body = aot[len(aot) - 1].value.body
+            if not body or body[-1][1].as_string() != "\n":
+                body.append((None, tomlkit.nl()))
+        table = tomlkit.table()
+        for key, value in entry.to_json().items():
+            table[key] = value
+        aot.append(table)
+    return tomlkit.dumps(doc)
+
+
+def _sync(table: Any, entry: Entry) -> None:
+    """Bring a kept table in line with *entry*, touching only what differs."""
+    wanted = entry.to_json()
+    for key in ("status", "reason", "link", "versions"):
+        if key not in wanted:
+            if key in table:
+                del table[key]
+        elif key == "versions":
+            if _versions(table.get(key)) != entry.versions:
+                table[key] = wanted[key]
+        elif table.get(key) != wanted[key]:
+            table[key] = wanted[key]
+
+
+def _remove_table(doc: Any, aot: Any, index: int) -> None:
+    from tomlkit.items import Comment
+
+    body = aot[index].value.body
+    keys = [i for i, (key, _) in enumerate(body) if key is not None]
+    trailing = [item for _, item in body[(keys[-1] + 1 if keys else 0) :]]
+    del aot[index]
+    first = next((i for i, item in enumerate(trailing) if isinstance(item, Comment)), None)
+    if first is None:
+        return
+    moved = [(None, item) for item in trailing[first:]]
+    if index > 0:
+        aot[index - 1].value.body.extend(moved)
+    else:
+        at = next(i for i, (key, _) in enumerate(doc.body) if key is not None and key == "expect")
+        doc.body[at:at] = moved

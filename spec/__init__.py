@@ -34,6 +34,7 @@ class Requirement:
     decisions: tuple[str, ...] = ()
     verification: tuple[str, ...] = ()
     note: str = ""
+    clause: str = ""
 
     @property
     def area(self) -> str:
@@ -134,7 +135,10 @@ def load_catalog() -> Catalog:
             decisions=tuple(item.get("decisions", ())),
             verification=tuple(item.get("verification", ())),
             note=item.get("note", ""),
+            clause=item.get("clause", ""),
         )
+        if reqs[item["id"]].clause not in reqs[item["id"]].quote:
+            raise ValueError(f"{item['id']}: clause is not a phrase of its quote")
     decisions: dict[str, Decision] = {}
     for item in raw["decision"]:
         if item["id"] in decisions:

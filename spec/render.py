@@ -7,10 +7,13 @@ regenerates it, and tests/test_catalog.py fails when the committed page is stale
 
 from __future__ import annotations
 
+import re
 import sys
 from collections import defaultdict
+from functools import cache
 
 from dsh_conformance.spec import Catalog, Requirement, load_catalog
+from dsh_conformance.spec.traceability import cited_tests
 
 AREAS = {
     "URI": "dsh-session: URIs",
@@ -38,6 +41,25 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def marked_quote(req: Requirement) -> str:
+    """The quote with the requirement's own clause in bold (shared sentences)."""
+    if not req.clause:
+        return req.quote
+    return req.quote.replace(req.clause, f"**{req.clause}**", 1)
+
+
+def tests_line(tests: tuple[str, ...]) -> str:
+    """``test_x.py::test_y`` names, then the static cases (``file:case``) that cite it."""
+    functions = [t.removeprefix("conformance/") for t in tests if "[" not in t]
+    cases = [t.split("[", 1)[1].rstrip("]") for t in tests if "[" in t]
+    parts = []
+    if functions:
+        parts.append(", ".join(f"`{f}`" for f in functions))
+    if cases:
+        parts.append("cases " + ", ".join(f"`{c}`" for c in cases))
+    return "; ".join(parts) if parts else "none"
+
+
 def _requirement(req: Requirement) -> list[str]:
     lines = [f"### {req.id} — {req.title}", ""]
     meta = [
@@ -51,10 +73,25 @@ def _requirement(req: Requirement) -> list[str]:
         meta.append("decisions " + ", ".join(f"[{d}](#{d.lower()})" for d in req.decisions))
     if req.verification:
         meta.append("covers " + ", ".join(req.verification))
-    lines += [" · ".join(meta), "", f"> {req.quote}", ""]
+    lines += [" · ".join(meta), "", f"> {marked_quote(req)}", ""]
     if req.note:
         lines += [req.note, ""]
+    tests = cited_tests().get(req.id, ())
+    if tests or req.level != "informative":
+        lines += [f"*Tests:* {tests_line(tests)}", ""]
+    page = _example_pages().get(req.id)
+    if page is not None:
+        anchor = re.sub(r"[^a-z0-9 -]", "", f"{req.id} — {req.title}".lower()).replace(" ", "-")
+        lines += [f"*Examples:* [docs/examples/{page}.md](../docs/examples/{page}.md#{anchor})", ""]
     return lines
+
+
+@cache
+def _example_pages() -> dict[str, str]:
+    """Requirement id -> the examples page that shows it (spec/examples/*.toml)."""
+    from dsh_conformance.spec.examples import pages
+
+    return {req: page.name for page in pages() for req in page.requirements()}
 
 
 def render(catalog: Catalog) -> str:
@@ -68,8 +105,10 @@ def render(catalog: Catalog) -> str:
     out = [
         "# Requirement catalog",
         "",
-        "Generated from `spec/requirements/*.toml`, `spec/decisions/*.toml` and",
-        "`spec/verification.toml` by `python -m dsh_conformance.spec.render`; do not edit.",
+        "Generated from `spec/requirements/*.toml`, `spec/decisions/*.toml`,",
+        "`spec/verification.toml` and the requirement marks of the suite by",
+        "`python -m dsh_conformance.spec.render`; do not edit. Where several requirements",
+        "quote one sentence, each one's own clause is in **bold**.",
         "",
         f"{len(catalog.requirements)} requirements ("
         + ", ".join(f"{n} {lvl}" for lvl, n in sorted(levels.items()))

@@ -111,3 +111,21 @@ def test_rendered_catalog_page_is_current() -> None:
     assert page.read_text(encoding="utf-8") == render(load_catalog()), (
         "spec/CATALOG.md is stale: run python -m dsh_conformance.spec.render > spec/CATALOG.md"
     )
+
+
+def test_requirements_sharing_a_seed_sentence_mark_their_own_clause() -> None:
+    """Issue 14: PREP-001..004 and others quote one long sentence; each marks its phrase."""
+    from collections import defaultdict
+
+    by_quote: dict[str, list[str]] = defaultdict(list)
+    catalog = load_catalog()
+    for req in catalog.requirements.values():
+        by_quote[req.quote].append(req.id)
+    for ids in by_quote.values():
+        if len(ids) > 1:
+            for rid in ids:
+                req = catalog.requirements[rid]
+                assert req.clause, f"{rid} shares its quote with {ids} but marks no clause"
+                assert req.clause in req.quote
+            clauses = [catalog.requirements[r].clause for r in ids]
+            assert len(set(clauses)) == len(clauses), f"{ids} mark the same clause"

@@ -104,6 +104,17 @@ def test_smoke_blames_broken_adapters(fault: str) -> None:
     assert "fail" in out
 
 
+def test_smoke_blames_a_declared_capability_with_a_missing_operation() -> None:
+    """Issue 14: mention.format belongs to uri; declaring uri without it is caught."""
+    adapter = fake("error=DSH_UNSUPPORTED_OPERATION:mention.format")
+    status, out, _ = invoke("smoke", "--adapter", adapter, "--timeout", "5")
+    assert status == 70, out
+    row = next(line for line in out.splitlines() if "uri ops" in line)
+    assert "fail" in row
+    assert "mention.format" in out
+    assert "mention ops" in out
+
+
 def test_adapters_lists_the_built_ins() -> None:
     status, out, _ = invoke("adapters")
     assert status == 0

@@ -29,6 +29,8 @@ const decodeSessionReferenceUri = (uri) => {
   if (typeof id !== 'string' || encodeSessionReferenceUri(id) !== uri) throw invalid
   return id
 }
+const formatSessionReferenceMention = ({ sessionId, label = sessionId }) =>
+  `@[${label.replace(/[\\\\\\]]/g, '\\\\$&')}](${encodeSessionReferenceUri(sessionId)})`
 """
 
 
@@ -37,7 +39,12 @@ def example_adapter() -> str:
     section = text.split("## A complete adapter", 1)[1]
     code = re.search(r"```js\n(.*?)```", section, re.S)
     assert code is not None, "the Node example is missing from docs/protocol.md"
-    return re.sub(r"^import \{ encode.*$", IMPLEMENTATION, code.group(1), flags=re.M)
+    return re.sub(
+        r"^import \{ encode.*\n.*from 'my-implementation'$",
+        lambda _: IMPLEMENTATION,
+        code.group(1),
+        flags=re.M,
+    )
 
 
 def test_the_documented_node_adapter_passes_smoke(tmp_path: Path) -> None:
@@ -50,5 +57,5 @@ def test_the_documented_node_adapter_passes_smoke(tmp_path: Path) -> None:
     script.write_text(example_adapter(), encoding="utf-8")
     result = CliRunner().invoke(main, ["smoke", "--adapter", f"subprocess:{node} {script}"])
     assert result.exit_code == 0, result.stdout
-    for check in ("handshake", "uri.encode", "unknown op", "lone surrogate", "reset"):
+    for check in ("handshake", "uri.encode", "uri ops", "unknown op", "lone surrogate", "reset"):
         assert check in result.stdout

@@ -179,3 +179,83 @@ def test_bad_manifest_is_reported_before_running(tmp_path: Path) -> None:
     done = cli("run", "--expectations", str(manifest), *URI_ONLY)
     assert done.returncode == 65
     assert "unknown-requirement" in done.stderr
+
+
+def test_versions_limit_an_entry_to_matching_implementation_versions() -> None:
+    rc8 = Entry("URI-004", "xfail", "r", versions=">=0.1.0-rc.8")
+    assert rc8.applies_to("0.1.0-rc.8")
+    assert rc8.applies_to("0.2.0")
+    assert not rc8.applies_to("0.1.0-rc.7")
+    assert not rc8.applies_to("unknown")  # not a version: a versioned entry cannot apply
+    either = Entry("URI-004", "xfail", "r", versions=["==0.1.0-rc.7", ">=0.3"])
+    assert either.applies_to("0.1.0-rc.7")
+    assert not either.applies_to("0.2.0")
+    assert Entry("URI-004", "xfail", "r").applies_to("")
+    manifest = parse_manifest(
+        {"expect": [rc8.to_json(), {"id": "URI-001", "status": "xfail", "reason": "r"}]}
+    ).for_version("0.1.0-rc.7")
+    assert [e.id for e in manifest.entries] == ["URI-001"]
+    assert manifest.inactive == (rc8,)
+
+
+def test_a_bad_version_specifier_is_a_typed_error() -> None:
+    with pytest.raises(ManifestError) as caught:
+        parse_manifest(
+            {"expect": [{"id": "U", "status": "xfail", "reason": "r", "versions": "~~1"}]}
+        )
+    assert caught.value.code == "invalid-manifest"
+
+
+def test_conditional_entries_follow_the_handshake_version(tmp_path: Path) -> None:
+    """The reference model reports 0.1.0: an entry for >=9 neither applies nor goes stale."""
+    entry = '[[expect]]\nid = "URI-003"\nstatus = "xfail"\nreason = "r"\nversions = "{}"\n'
+    later = write(tmp_path / "later.toml", entry.format(">=9"))
+    done, record = run_record(tmp_path / "a", "reference", *URI_ONLY, "--expectations", str(later))
+    assert done.returncode == 0, done.stdout
+    assert record.expectation_problems == []
+    now = write(tmp_path / "now.toml", entry.format(">=0.1.0, <9"))
+    done, record = run_record(tmp_path / "b", "reference", *URI_ONLY, "--expectations", str(now))
+    assert done.returncode == 1
+    assert {(p["id"], p["kind"]) for p in record.expectation_problems} == {
+        ("URI-003", "unexpected-pass")
+    }
+
+
+MANIFEST_WITH_COMMENTS = """\
+# Known gaps of the padded implementation.
+adapter = "padded"
+
+# --- URIs -----
+[[expect]]
+id = "URI-004"   # the padding itself
+status = "xfail"
+reason = "keeps '=' padding"
+
+# --- gone -----
+[[expect]]
+id = "conformance/test_uri.py::test_that_does_not_exist"
+status = "xfail"
+reason = "stale"
+
+# --- versioned -----
+[[expect]]
+id = "URI-005"
+status = "xfail"
+reason = "only in 9.x"
+versions = ">=9"
+"""
+
+
+def test_write_expectations_keeps_the_comments_of_an_existing_manifest(tmp_path: Path) -> None:
+    path = write(tmp_path / "m.toml", MANIFEST_WITH_COMMENTS)
+    options = ("--expectations", str(path), "--write-expectations", str(path))
+    run_record(tmp_path / "a", PADDED, *URI_ONLY, *options)
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith(MANIFEST_WITH_COMMENTS.split("# --- gone")[0])
+    assert "test_that_does_not_exist" not in text
+    assert "# --- versioned -----" in text  # the removed entry's trailing comment moved up
+    assert 'reason = "only in 9.x"\nversions = ">=9"\n' in text  # inactive: kept verbatim
+    manifest = load_manifest(path)
+    assert len(manifest.entries) > 2  # the run's other failures were appended
+    done, _ = run_record(tmp_path / "b", PADDED, *URI_ONLY, "--expectations", str(path))
+    assert done.returncode == 0, done.stdout

@@ -47,9 +47,22 @@ def test_main_appends_a_case(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     target.write_text(json.dumps({"format": "dsh-agent-program/1", "cases": []}))
     monkeypatch.setattr("sys.stdin", io.StringIO(PRINTED))
     tool = load_tool()
-    assert tool.main(
-        ["--id", "x", "--req", "INBOX-011", "--description", "d", "--plain", "--file", str(target)]
-    ) == 0
+    assert (
+        tool.main(
+            [
+                "--id",
+                "x",
+                "--req",
+                "INBOX-011",
+                "--description",
+                "d",
+                "--plain",
+                "--file",
+                str(target),
+            ]
+        )
+        == 0
+    )
     (case,) = json.loads(target.read_text())["cases"]
     assert case["id"] == "x"
     assert case["req"] == ["INBOX-011"]

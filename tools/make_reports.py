@@ -5,11 +5,12 @@
 
 Each run uses the Hypothesis ``ci`` profile with a fixed seed, so a report changes only
 when the suite, the model or the implementation changes.  Per run it writes
-``reports/<name>.md`` and ``reports/<name>.json``; ``reports/upstream-divergences.md``
-lists every expectation-manifest entry of the upstream adapter with the requirement it
-concerns and its traced cause, and ``reports/README.md`` indexes them.  Runs that need the
-upstream adapter fail loudly when Node or its packages are missing: a committed report
-must never silently lose a run.
+``reports/<name>.md``, ``reports/<name>.json`` and the shields.io endpoint badge
+``reports/badge-<name>.json`` (from the JSON report, so always in step with it);
+``reports/upstream-divergences.md`` lists every expectation-manifest entry of the upstream
+adapter with the requirement it concerns and its traced cause, and ``reports/README.md``
+indexes them.  Runs that need the upstream adapter fail loudly when Node or its packages
+are missing: a committed report must never silently lose a run.
 """
 
 from __future__ import annotations
@@ -74,6 +75,17 @@ def run_one(name: str, adapter: str, profile: str) -> dict[str, Any]:
     (REPORTS / f"{name}.json").write_text(relative(text), "utf-8")
     totals = record.totals()
     return {"failed": run_failed(record), "totals": {str(k): v for k, v in totals.items()}}
+
+
+def badges() -> None:
+    """reports/badge-<name>.json for every committed JSON report."""
+    from dsh_conformance import badge
+
+    for name in RUNS:
+        report = REPORTS / f"{name}.json"
+        if report.exists():
+            text = badge.render(report.read_text("utf-8"))
+            (REPORTS / f"badge-{name}.json").write_text(text, "utf-8")
 
 
 def relative(text: str) -> str:
@@ -156,6 +168,7 @@ def main(argv: list[str]) -> int:
         failed |= bool(results[name]["failed"])
     summary_path.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n", "utf-8")
     (REPORTS / "upstream-divergences.md").write_text(divergences(), "utf-8")
+    badges()
     (REPORTS / "README.md").write_text(index(results), "utf-8")
     return 1 if failed else 0
 

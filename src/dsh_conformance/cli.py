@@ -232,6 +232,9 @@ def _write_reports(record_path: Path, report_dir: Path) -> list[Path]:
         "report.html": html.render([record]),
         "report.json": jsonreport.render(record),
     }
+    from dsh_conformance import badge
+
+    outputs["badge.json"] = badge.render(outputs["report.json"])
     written = []
     for name, text in outputs.items():
         path = report_dir / name

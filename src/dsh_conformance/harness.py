@@ -245,9 +245,20 @@ class HarnessPlugin:
         from dsh_conformance.adapters.expectations import load_manifest
 
         try:
-            return load_manifest(str(path), known_requirements=requirements)
+            manifest = load_manifest(str(path), known_requirements=requirements)
         except HarnessError as exc:
             raise pytest.UsageError(str(exc)) from exc
+        if manifest.versioned:  # conditional entries need the handshake's version now
+            manifest = manifest.for_version(self._implementation_version())
+        return manifest
+
+    def _implementation_version(self) -> str:
+        from dsh_conformance import pytest_plugin as plugin
+
+        try:
+            return plugin.implementation(self.config).handshake.implementation.version
+        except Exception:  # reported with its exit status once collection finishes
+            return ""
 
     # --- the record header: handshake once the selection is known -----------------------
 
@@ -561,10 +572,13 @@ class HarnessPlugin:
                 )
 
     def _write_expectations(self, path: Path) -> None:
-        from dsh_conformance.adapters.expectations import Entry, render_manifest
+        from dsh_conformance.adapters.expectations import Entry, render_manifest, update_manifest
 
         old = {e.id: e for e in self.manifest.entries} if self.manifest else {}
-        entries: dict[str, Entry] = {}
+        # entries for other implementation versions are kept as they are
+        entries: dict[str, Entry] = (
+            {e.id: e for e in self.manifest.inactive} if self.manifest else {}
+        )
         for result in self.results:
             failed = result.outcome in FAILING - {Outcome.XPASS} or result.detail
             if result.expectation and result.expectation in old:
@@ -581,6 +595,12 @@ class HarnessPlugin:
                     reason=_short(f"{raw}: {result.message}" if result.message else raw, 200),
                 )
         adapter = str(self.config.getoption("--dsh-adapter"))
+        if path.is_file():  # keep the file's comments and order
+            path.write_text(
+                update_manifest(path.read_text(encoding="utf-8"), list(entries.values())),
+                encoding="utf-8",
+            )
+            return
         text = render_manifest(
             list(entries.values()),
             adapter=adapter,

@@ -1,14 +1,17 @@
 """Smoke checks: is the *adapter* sound, before asking whether the implementation conforms.
 
 A handful of protocol-level checks (Bowtie's ``smoke``): the handshake, a schema-valid
-reply to one basic op per declared capability, a typed error for an unknown op, a
-lone-surrogate round trip, ``reset``.  Values are not judged here, only shapes.
+reply to one basic op per declared capability, every operation of each declared capability
+answering a call with empty arguments (a result or a typed error, never "unknown
+operation"), a typed error for an unknown op, a lone-surrogate round trip, ``reset``.
+Values are not judged here, only shapes.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from attrs import frozen
@@ -19,6 +22,7 @@ from dsh_conformance.adapters.contract import (
     AdapterFault,
     ImplementationError,
 )
+from dsh_conformance.spec.operations import by_capability
 
 
 @frozen
@@ -50,6 +54,24 @@ def _attempt(name: str, action: Callable[[], Check]) -> Check:
         return Check(name, "fail", f"typed error [{exc.code}] {exc.message}")
     except Exception as exc:
         return Check(name, "fail", f"{type(exc).__name__}: {exc}")
+
+
+def _answers(adapter: Adapter, capability: str, names: list[str]) -> Check:
+    """Each op of a declared capability must exist: empty args get a result or a typed error."""
+    missing = []
+    for name in names:
+        try:
+            adapter.call(name, {})
+        except ImplementationError as exc:
+            if exc.code == "DSH_UNSUPPORTED_OPERATION":
+                missing.append(name)
+    if missing:
+        return Check(
+            f"{capability} ops",
+            "fail",
+            f"declared, but {', '.join(missing)} answer(s) DSH_UNSUPPORTED_OPERATION",
+        )
+    return Check(f"{capability} ops", "ok", f"{len(names)} operation(s) answer")
 
 
 def smoke_checks(adapter_name: str, *, timeout: float = 10.0) -> list[Check]:
@@ -103,6 +125,12 @@ def smoke_checks(adapter_name: str, *, timeout: float = 10.0) -> list[Check]:
                 return Check(op, "fail", f"expected {expected}, got {type(result).__name__}")
 
             checks.append(_attempt(op, basic))
+
+        for capability, names in by_capability().items():
+            if capability in handshake.capabilities:
+                checks.append(
+                    _attempt(f"{capability} ops", partial(_answers, adapter, capability, names))
+                )
 
         def unknown_op() -> Check:
             try:

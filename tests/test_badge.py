@@ -1,0 +1,61 @@
+"""The shields.io endpoint badge: what it says for passing, gapped and failing runs, and the
+committed badges are in step with the committed JSON reports."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from dsh_conformance.badge import badge, render
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: what shields.io's endpoint badge accepts (the fields this project writes)
+ENDPOINT = {
+    "type": "object",
+    "required": ["schemaVersion", "label", "message", "color"],
+    "properties": {"schemaVersion": {"const": 1}, "label": {"type": "string"}},
+}
+
+
+def report(statuses: list[str], **extra: Any) -> dict[str, Any]:
+    rows = [{"id": f"URI-00{i}", "level": "MUST", "status": s} for i, s in enumerate(statuses)]
+    rows.append({"id": "GEN-001", "level": "informative", "status": "not applicable"})
+    return {"header": {"spec_profile": "seed"}, "totals": {}, "requirements": rows, **extra}
+
+
+@pytest.mark.parametrize(
+    ("data", "message", "color"),
+    [
+        (report(["pass", "pass"]), "2/2 MUST", "brightgreen"),
+        (report(["pass", "xfail", "unsupported"]), "1/3 MUST", "yellow"),
+        (report(["pass", "fail"], totals={"pass": 1, "fail": 1}), "1/2 MUST", "red"),
+        (report(["pass"], expectation_problems=[{"kind": "stale"}]), "1/1 MUST", "red"),
+        (report(["pass"], truncated=True), "incomplete run", "red"),
+    ],
+)
+def test_message_counts_musts_and_colour_follows_the_verdict(
+    data: dict[str, Any], message: str, color: str
+) -> None:
+    got = badge(data)
+    jsonschema.validate(got, ENDPOINT)
+    assert (got["message"], got["color"]) == (message, color)
+    assert got["label"] == "dsh-conformance"
+
+
+def test_committed_badges_match_the_committed_reports() -> None:
+    sys.path.insert(0, str(ROOT / "tools"))
+    import make_reports
+
+    for name in make_reports.RUNS:
+        committed = ROOT / "reports" / f"badge-{name}.json"
+        expected = render((ROOT / "reports" / f"{name}.json").read_text("utf-8"))
+        assert committed.read_text("utf-8") == expected, (
+            f"run python tools/make_reports.py ({name})"
+        )
+        assert json.loads(expected)["schemaVersion"] == 1
