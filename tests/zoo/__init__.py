@@ -55,6 +55,7 @@ class Entry:
     invariant: str
     kills: frozenset[str]
     collateral_ok: frozenset[str]
+    gap: str
     filters: Area
 
     @property
@@ -77,6 +78,7 @@ def members() -> list[Entry]:
                     cls.invariant,
                     frozenset(cls.kills),
                     frozenset(cls.collateral_ok),
+                    cls.gap,
                     filters,
                 )
             )

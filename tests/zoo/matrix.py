@@ -81,6 +81,7 @@ def run_member(key: str) -> dict[str, Any]:
         "area": entry.area,
         "invariant": entry.invariant,
         "kills": sorted(entry.kills),
+        "gap": entry.gap,
         "killed": status != 0 and bool(failing),
         "on_target": not missed,
         "missed": missed,
@@ -91,7 +92,9 @@ def run_member(key: str) -> dict[str, Any]:
         ),
         # Collateral some test blamed without blaming any of the member's own ids (a test
         # that blames every id it cites when one check fails is not "independent").
-        "independent": sorted(c for c in collateral if blamed_with.get(c, True)),
+        "independent": sorted(
+            c for c in collateral if blamed_with.get(c, True) and not c.startswith("REF-")
+        ),
         "killed_by": failing,
         "tests": len(record.tests),
         "outcomes": dict(sorted(outcomes.items())),
