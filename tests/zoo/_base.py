@@ -49,12 +49,17 @@ class Broken:
             capabilities=real.capabilities,
         )
 
+    @staticmethod
     @contextlib.contextmanager
-    def _patched(self) -> Iterator[None]:
+    def _extra(patches: tuple[Patch, ...]) -> Iterator[None]:
+        """Apply *patches* (for a defect that concerns one operation only)."""
         with contextlib.ExitStack() as stack:
-            for target, attribute, replacement in self.patches():
+            for target, attribute, replacement in patches:
                 stack.enter_context(mock.patch.object(target, attribute, replacement))
             yield
+
+    def _patched(self) -> contextlib.AbstractContextManager[None]:
+        return self._extra(self.patches())
 
     def call(self, op: str, args: Mapping[str, Any]) -> Any:
         override: Callable[[Mapping[str, Any]], Any] | None = getattr(
