@@ -31,44 +31,57 @@ def _cell(ids: list[str]) -> str:
     return ", ".join(ids) if ids else "—"
 
 
-def render_md(results: list[dict[str, Any]], seconds: float) -> str:
+def render_md(results: list[dict[str, Any]]) -> str:
     """The matrix as Markdown: one row per member, then the tests that killed each."""
     killed = sum(r["killed"] for r in results)
     on_target = sum(r["killed"] and r["on_target"] for r in results)
+    gaps = [r for r in results if r["gap"]]
+    strict = sum(not r["unexpected"] for r in results)
     lines = [
         "# Kill matrix",
         "",
         "Every member of the zoo (`tests/zoo/`) is the reference model with exactly one "
-        "defect. Each runs against its area of the suite (`quick` Hypothesis profile, "
-        f"seed `{SEED}`). Regenerate with `python tools/kill_matrix.py`.",
+        "defect a host could plausibly ship. Each runs against its area of the suite "
+        f"(Hypothesis `quick` examples without shrinking, seed `{SEED}`); "
+        "`tests/test_zoo.py` holds every member to this table. Regenerate with "
+        "`python tools/kill_matrix.py`.",
         "",
-        f"**Killed: {killed}/{len(results)}; blamed on their own requirement ids: "
-        f"{on_target}/{len(results)}.**",
+        f"**Killed: {killed}/{len(results)}. Killed and blamed on their own requirement "
+        f"ids: {on_target}/{len(results)}. Blamed on nothing else: {strict}/{len(results)}.**",
         "",
-        "- *kills*: the ids the defect breaks; each must have status `fail`.",
-        "- *blamed*: every id with status `fail` in the member's run.",
-        "- *collateral*: failing ids beyond *kills*; those marked † are not yet listed as "
-        "expected for the member (tests that still blame every id they cite).",
+        "- *kills*: the requirement ids the defect breaks; each must have status `fail`.",
+        "- *killed*: `yes` = every *kills* id failed; `partly` = the run failed, but not on "
+        "all of them; `no` = the suite passed the member.",
+        "- *collateral*: other failing ids. Unmarked ones the defect really breaks too "
+        "(the member's `collateral_ok`, or REF-* identity with the reference model); † marks "
+        "ids blamed only because a test still blames every id it cites or checks more than "
+        "one rule at once (issue 10 converts them; `tests/zoo/pending.py` lists them per "
+        "member, and the zoo test fails on any collateral not listed there).",
         "",
-        "| area | member | defect | kills | killed | blamed | collateral |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| area | member | defect | kills | killed | collateral |",
+        "| --- | --- | --- | --- | --- | --- |",
     ]
     for r in results:
-        verdict = "yes" if r["killed"] and r["on_target"] else ("partly" if r["killed"] else "**no**")
+        verdict = (
+            "yes" if r["killed"] and r["on_target"] else ("partly" if r["killed"] else "**no**")
+        )
         collateral = [c + ("†" if c in r["unexpected"] else "") for c in r["collateral"]]
         lines.append(
             f"| {r['area']} | `{r['member'].split(':')[1]}` | {r['invariant']} | "
-            f"{_cell(r['kills'])} | {verdict} | {_cell(r['failing'])} | {_cell(collateral)} |"
+            f"{_cell(r['kills'])} | {verdict} | {_cell(collateral)} |"
         )
-    lines += ["", "## Tests that killed each member", ""]
+    if gaps:
+        lines += ["", "## Known gaps", ""]
+        lines += [f"- `{r['member']}` ({_cell(r['kills'])}): {r['gap']}." for r in gaps]
+    lines += ["", "## Tests that failed each member", ""]
     for r in results:
-        lines.append(f"### {r['member']} — {r['name']}")
-        lines.append("")
+        lines.append(f"- **{r['member']}** ({r['name']}):")
         if not r["killed_by"]:
-            lines.append("Not killed.")
+            lines.append("  not killed.")
         for rid, tests in r["killed_by"].items():
-            lines.append(f"- {rid}: " + ", ".join(f"`{t}`" for t in tests))
-        lines.append("")
+            lines.append(
+                f"  {rid}: " + ", ".join(f"`{t.removeprefix('conformance/')}`" for t in tests) + ";"
+            )
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -77,6 +90,14 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--only", action="append", default=[], help="area or area:Factory")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--no-write", action="store_true", help="print, do not write reports/")
+    parser.add_argument(
+        "--update-pending",
+        action="store_true",
+        help=(
+            "rewrite tests/zoo/pending.py from this run "
+            "(after tests were retagged: it should shrink)"
+        ),
+    )
     options = parser.parse_args(argv)
     keys = [
         f"{e.area}:{e.factory}"
@@ -104,8 +125,31 @@ def main(argv: list[str]) -> int:
             "results": [{k: v for k, v in r.items() if k != "seconds"} for r in results],
         }
         (REPORTS / "kill-matrix.json").write_text(json.dumps(data, indent=2) + "\n", "utf-8")
-        (REPORTS / "kill-matrix.md").write_text(render_md(results, seconds), "utf-8")
+        (REPORTS / "kill-matrix.md").write_text(render_md(results), "utf-8")
+    if options.update_pending:
+        write_pending(results)
     return 0 if killed == len(results) else 1
+
+
+def write_pending(results: list[dict[str, Any]]) -> None:
+    """tests/zoo/pending.py: each member's collateral that awaits per-check blame."""
+    lines = [
+        '"""Collateral each zoo member is blamed for today only because a test blames every',
+        "id it cites, or checks several rules at once (issue 10 converts those tests).",
+        "",
+        "tests/test_zoo.py fails on collateral not listed here; regenerate with",
+        "``python tools/kill_matrix.py --update-pending`` after tests were converted (the",
+        "diff should only remove ids).",
+        '"""',
+        "",
+        "PENDING: dict[str, frozenset[str]] = {",
+    ]
+    for r in results:
+        if r["unexpected"]:
+            ids = ", ".join(f'"{i}"' for i in r["unexpected"])
+            lines.append(f'    "{r["member"]}": frozenset({{{ids}}}),')
+    lines.append("}")
+    (ROOT / "tests" / "zoo" / "pending.py").write_text("\n".join(lines) + "\n", "utf-8")
 
 
 if __name__ == "__main__":

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from zoo import Area
-from zoo._base import Broken, Patch
-
 from dsh_conformance.model import candidates, jsstr
 from dsh_conformance.model.candidates import Candidate, SessionRecord
+from zoo import Area
+from zoo._base import Broken, Patch
 
 AREA = Area(capabilities=["candidates"], requirements=["HOST-*"])
 
@@ -83,15 +82,17 @@ class RawControls(Broken):
 
 class EscapedUri(Broken):
     name = "URI of the escaped id"
-    invariant = "Builds the candidate's URI and mention from the escaped display id, not the original id."
+    invariant = (
+        "Builds the candidate's URI and mention from the escaped display id, not the original id."
+    )
     kills = frozenset({"HOST-004"})
 
     def patches(self) -> tuple[Patch, ...]:
         def to_json(candidate: Candidate) -> dict[str, Any]:
             shown = candidates.display_inline(candidate.session_id)
-            return _to_json(Candidate(shown, candidate.label, candidate.cwd, candidate.created_at)) | {
-                "sessionId": candidate.session_id
-            }
+            return _to_json(
+                Candidate(shown, candidate.label, candidate.cwd, candidate.created_at)
+            ) | {"sessionId": candidate.session_id}
 
         return ((Candidate, "to_json", to_json),)
 
@@ -119,7 +120,9 @@ class NoCwdRanking(Broken):
 
 class CancellationIgnored(Broken):
     name = "lookup ignores cancellation"
-    invariant = "Finishes discovery after the editor cancelled the lookup instead of settling as cancelled."
+    invariant = (
+        "Finishes discovery after the editor cancelled the lookup instead of settling as cancelled."
+    )
     kills = frozenset({"HOST-005"})
 
     def op_candidates_list(self, args: Mapping[str, Any]) -> Any:

@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from zoo import Area
-from zoo._base import Broken, Patch
-
 from dsh_conformance.model import agent as agent_module
 from dsh_conformance.model.agent import Agent
 from dsh_conformance.model.inbox import accept
 from dsh_conformance.model.prompt_submit import Allow
+from zoo import Area
+from zoo._base import Broken, Patch
 
 #: The stateful machines are left out (see zoo.placement).
 AREA = Area(capabilities=["agent"], requirements=["INBOX-*"], keyword="not state_machine")
@@ -42,7 +41,9 @@ class SteerWhileIdleIsSteering(Broken):
     kills = frozenset({"INBOX-005"})
 
     def patches(self) -> tuple[Patch, ...]:
-        def steer(agent: Agent, content: object, source: object = None, contexts: Any = None) -> None:
+        def steer(
+            agent: Agent, content: object, source: object = None, contexts: Any = None
+        ) -> None:
             agent._check_live()
             record = accept(content, source, contexts)
             agent.steering.append(record)
@@ -58,7 +59,9 @@ class InjectDropsMeta(Broken):
     collateral_ok = frozenset({"INBOX-002"})  # a dropped meta is never validated either
 
     def patches(self) -> tuple[Patch, ...]:
-        def inject(agent: Agent, content: object, source: object = None, meta: object = None) -> None:
+        def inject(
+            agent: Agent, content: object, source: object = None, meta: object = None
+        ) -> None:
             _inject(agent, content, source)
 
         return ((Agent, "inject", inject),)
@@ -70,12 +73,16 @@ class InjectTakesContexts(Broken):
     kills = frozenset({"INBOX-008"})
 
     def op_agent_inject(self, args: Mapping[str, Any]) -> Any:
-        return self.reference.call("agent.inject", {k: v for k, v in args.items() if k != "contexts"})
+        return self.reference.call(
+            "agent.inject", {k: v for k, v in args.items() if k != "contexts"}
+        )
 
 
 class ContextsNotOffered(Broken):
     name = "attached contexts not the default"
-    invariant = "Starts prompt-submit with no additional contexts, so a message's contexts are lost."
+    invariant = (
+        "Starts prompt-submit with no additional contexts, so a message's contexts are lost."
+    )
     kills = frozenset({"INBOX-010"})
 
     def patches(self) -> tuple[Patch, ...]:
@@ -93,7 +100,9 @@ class BlockWritesPrompt(Broken):
     def patches(self) -> tuple[Patch, ...]:
         def append(agent: Agent, type: str, data: Any) -> Any:
             if type == "prompt/blocked":
-                _append(agent, "user/message", {"content": data["content"], "source": data["source"]})
+                _append(
+                    agent, "user/message", {"content": data["content"], "source": data["source"]}
+                )
             return _append(agent, type, data)
 
         return ((Agent, "_append", append),)
@@ -101,7 +110,9 @@ class BlockWritesPrompt(Broken):
 
 class RewriteIgnored(Broken):
     name = "allow rewrite ignored"
-    invariant = "Ignores the content a prompt-submit listener's allow returns; the original prompt is sent."
+    invariant = (
+        "Ignores the content a prompt-submit listener's allow returns; the original prompt is sent."
+    )
     kills = frozenset({"INBOX-012"})
     collateral_ok = frozenset({"INBOX-010"})
 

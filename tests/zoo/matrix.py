@@ -37,13 +37,21 @@ def _init() -> None:
     settings.register_profile(PROFILE, **PROFILES["quick"], phases=phases)
 
 
+def _functions(tests: Sequence[Any]) -> list[str]:
+    """Distinct test functions (parameters stripped) with how many of their cases failed."""
+    counts: dict[str, int] = {}
+    for test in tests:
+        name = test.nodeid.split("[", 1)[0]
+        counts[name] = counts.get(name, 0) + 1
+    return [name if n == 1 else f"{name} (x{n})" for name, n in sorted(counts.items())]
+
+
 def run_member(key: str) -> dict[str, Any]:
     """Run one member (``area:Factory``) and summarize its record."""
     _init()
     from dsh_conformance import runner
     from dsh_conformance.record import load_record
     from dsh_conformance.reporting.summary import requirement_rows
-
     from zoo import members
 
     entry = next(e for e in members() if f"{e.area}:{e.factory}" == key)
@@ -62,7 +70,7 @@ def run_member(key: str) -> dict[str, Any]:
         record = load_record(path)
     seconds = time.perf_counter() - started
     rows = requirement_rows(record)
-    failing = {row.id: sorted(t.nodeid for t in row.failing) for row in rows if row.status == "fail"}
+    failing = {row.id: _functions(row.failing) for row in rows if row.status == "fail"}
     outcomes: dict[str, int] = {}
     for test in record.tests:
         outcomes[str(test.outcome)] = outcomes.get(str(test.outcome), 0) + 1

@@ -6,10 +6,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from dsh_conformance.model import mentions
 from zoo import Area
 from zoo._base import Broken, Patch
-
-from dsh_conformance.model import mentions
 
 AREA = Area(capabilities=["mention", "uri"], requirements=["MENTION-*"])
 

@@ -6,9 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from zoo import Area
-from zoo._base import Broken, Patch
-
 from dsh_conformance.model import envelope
 from dsh_conformance.model.agent import Agent
 from dsh_conformance.model.frozen import FrozenDict, freeze
@@ -19,6 +16,8 @@ from dsh_conformance.model.placement import (
     is_prefix,
     prepare_prompt_message,
 )
+from zoo import Area
+from zoo._base import Broken, Patch
 
 #: The stateful machines are left out: they cost most of an agent run and every member
 #: here is killed by an example-based test.
@@ -41,7 +40,9 @@ def _rewrite(data: FrozenDict, **changes: Any) -> FrozenDict:
 
 class WarningWithoutRepeatClause(Broken):
     name = "weakened warning"
-    invariant = "Drops 'unless the current user explicitly repeats them' from the untrusted-data warning."
+    invariant = (
+        "Drops 'unless the current user explicitly repeats them' from the untrusted-data warning."
+    )
     kills = frozenset({"ENV-002"})
     collateral_ok = frozenset({"ENV-009"})
 
@@ -85,7 +86,9 @@ class DataRegionInDisplay(Broken):
     kills = frozenset({"ENV-051"})
 
     def patches(self) -> tuple[Patch, ...]:
-        def place(content: object, source: object, contexts: Sequence[Mapping[str, Any]]) -> PreparedPrompt:
+        def place(
+            content: object, source: object, contexts: Sequence[Mapping[str, Any]]
+        ) -> PreparedPrompt:
             out = prepare_prompt_message(content, source, contexts)
             envelope_ = out.data.get("envelope")
             if not isinstance(envelope_, Mapping):
@@ -98,11 +101,15 @@ class DataRegionInDisplay(Broken):
 
 class DelimiterPerPrefix(Broken):
     name = "a delimiter per prefix block"
-    invariant = "Writes the `## My request:` delimiter after every prefix context, not once after all."
+    invariant = (
+        "Writes the `## My request:` delimiter after every prefix context, not once after all."
+    )
     kills = frozenset({"ENV-053"})
 
     def patches(self) -> tuple[Patch, ...]:
-        def place(content: object, source: object, contexts: Sequence[Mapping[str, Any]]) -> PreparedPrompt:
+        def place(
+            content: object, source: object, contexts: Sequence[Mapping[str, Any]]
+        ) -> PreparedPrompt:
             out = prepare_prompt_message(content, source, contexts)
             prefix = [c for c in contexts if is_prefix(c)]
             if len(prefix) < 2:
@@ -119,14 +126,19 @@ class DelimiterPerPrefix(Broken):
 
 class SnapshotAsSeparateMessage(Broken):
     name = "snapshot as a separate message"
-    invariant = "Writes a prompt-prefix context as its own context/message after the prompt instead of baking it."
+    invariant = (
+        "Writes a prompt-prefix context as its own after "
+        "context/message the prompt instead of baking it."
+    )
     kills = frozenset({"ENV-050", "ENV-059"})
     collateral_ok = frozenset(
         {"ENV-051", "ENV-052", "ENV-053", "ENV-055", "ENV-057", "ENV-060", "ENV-062", "ENV-065"}
     )
 
     def patches(self) -> tuple[Patch, ...]:
-        def place(content: object, source: object, contexts: Sequence[Mapping[str, Any]]) -> PreparedPrompt:
+        def place(
+            content: object, source: object, contexts: Sequence[Mapping[str, Any]]
+        ) -> PreparedPrompt:
             data = FrozenDict({"content": content, "source": source})
             return PreparedPrompt(data, tuple(context_message_data(c) for c in contexts))
 
@@ -135,11 +147,15 @@ class SnapshotAsSeparateMessage(Broken):
 
 class SourceNotKept(Broken):
     name = "baked prompt loses its source"
-    invariant = "Writes a baked prompt event with a plain user source instead of the record's source."
+    invariant = (
+        "Writes a baked prompt event with a plain user source instead of the record's source."
+    )
     kills = frozenset({"ENV-064"})
 
     def patches(self) -> tuple[Patch, ...]:
-        def place(content: object, source: object, contexts: Sequence[Mapping[str, Any]]) -> PreparedPrompt:
+        def place(
+            content: object, source: object, contexts: Sequence[Mapping[str, Any]]
+        ) -> PreparedPrompt:
             out = prepare_prompt_message(content, source, contexts)
             if "envelope" not in out.data:
                 return out

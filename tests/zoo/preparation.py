@@ -7,14 +7,13 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from zoo import Area
-from zoo._base import Broken, Patch
-
 from dsh_conformance.adapters.contract import ImplementationError
 from dsh_conformance.adapters.reference import prepare_ops
 from dsh_conformance.model import jsstr, prepare
 from dsh_conformance.model.errors import DshError, ErrorCode
 from dsh_conformance.model.prepare import ReadOutcome, ReferenceInput
+from zoo import Area
+from zoo._base import Broken, Patch
 
 AREA = Area(capabilities=["prepare"], requirements=["PREP-*"])
 
@@ -133,7 +132,9 @@ class PartialContext(Broken):
 
 class LateCancellationIgnored(Broken):
     name = "cancellation ignored once reads settle"
-    invariant = "Ignores a cancellation unless some read never settles (the race is lost to the reads)."
+    invariant = (
+        "Ignores a cancellation unless some read never settles (the race is lost to the reads)."
+    )
     kills = frozenset({"PREP-007"})
     collateral_ok = frozenset({"PREP-006"})
 
@@ -147,7 +148,9 @@ class LateCancellationIgnored(Broken):
 
 class ReadsAfterLaterChanges(Broken):
     name = "later source changes leak in"
-    invariant = "Renders the source as it is after later appends, deletion or replacement, not as read."
+    invariant = (
+        "Renders the source as it is after later appends, deletion or replacement, not as read."
+    )
     kills = frozenset({"PREP-008"})
     collateral_ok = frozenset({"PREP-005"})
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from zoo import Area
-from zoo._base import Broken, Patch
-
 from dsh_conformance.adapters.reference import prepare_ops
 from dsh_conformance.model import projection
 from dsh_conformance.model.session import Event, SessionLog
 from dsh_conformance.model.snapshot import SessionSnapshot, captured_through_seq
+from zoo import Area
+from zoo._base import Broken, Patch
 
 AREA = Area(capabilities=["projection"], requirements=["PROJ-*"])
 
@@ -21,7 +20,9 @@ _project_event = projection.project_event
 def _text_of(content: object) -> str:
     if not isinstance(content, list | tuple):
         return ""
-    texts = [b["text"] for b in content if isinstance(b, Mapping) and isinstance(b.get("text"), str)]
+    texts = [
+        b["text"] for b in content if isinstance(b, Mapping) and isinstance(b.get("text"), str)
+    ]
     return "\n".join(texts)
 
 
@@ -57,7 +58,10 @@ class ReasoningProjected(Broken):
 
 class BakedPromptRecursive(Broken):
     name = "baked prompt re-exported"
-    invariant = "Projects a baked prompt's full content (earlier snapshot included), not its displayContent."
+    invariant = (
+        "Projects a baked prompt's full content not "
+        "(earlier snapshot included), its displayContent."
+    )
     kills = frozenset({"PROJ-003"})
     collateral_ok = frozenset({"PROJ-009"})
 
@@ -110,7 +114,10 @@ class TextJoinedWithoutLf(Broken):
 
 class ShadowedHistory(Broken):
     name = "raw log replayed"
-    invariant = "Reads the whole raw log instead of the folded current surface, so shadowed pre-compaction messages come back."
+    invariant = (
+        "Reads the whole raw log instead of the folded current "
+        "surface, so shadowed pre-compaction messages come back."
+    )
     kills = frozenset({"PROJ-005"})
     collateral_ok = frozenset({"PROJ-007"})
 

@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from zoo import Area
-from zoo._base import Broken, Patch
-
 from dsh_conformance.adapters.reference import prepare_ops
 from dsh_conformance.model import config, headtail, jsstr, retention
 from dsh_conformance.model.headtail import Truncation
 from dsh_conformance.model.projection import ProjectedItem
+from zoo import Area
+from zoo._base import Broken, Patch
 
 AREA = Area(capabilities=["retention", "prepare"], requirements=["RET-*"])
 
@@ -22,14 +21,20 @@ _project = retention.project
 
 def _truncations(replacement: object) -> tuple[Patch, ...]:
     """Replace the slicer wherever retention and the truncate operation call it."""
-    return ((headtail, "truncate_with_notice", replacement), (retention, "truncate_with_notice", replacement))
+    return (
+        (headtail, "truncate_with_notice", replacement),
+        (retention, "truncate_with_notice", replacement),
+    )
 
 
 class DefaultCap8K(Broken):
     name = "8 KiB default cap"
     invariant = "Defaults the per-source cap to 8,192 bytes instead of 65,536."
     kills = frozenset({"RET-001"})
-    gap = "no test retains or prepares a source between 8 KiB and 64 KiB with the default cap (issue 11, item 1)"
+    gap = (
+        "no test retains or prepares a source between 8 KiB "
+        "and 64 KiB with the default cap (issue 11, item 1)"
+    )
 
     def patches(self) -> tuple[Patch, ...]:
         fields = tuple(
@@ -67,7 +72,10 @@ class HeadOnlySlices(Broken):
     invariant = "Keeps only the head of an oversized text (no tail), with an exact notice."
     kills = frozenset({"RET-003"})
     collateral_ok = frozenset({"RET-009"})
-    gap = "RET-003's property does not check that slices keep a tail; only byte vectors (RET-009) see it (issue 11, item 3)"
+    gap = (
+        "RET-003's property does not check that slices keep a it "
+        "tail; only byte vectors (RET-009) see (issue 11, item 3)"
+    )
 
     def patches(self) -> tuple[Patch, ...]:
         return ((headtail, "head_tail_cut", lambda data, head, tail: _cut(data, head + tail, 0)),)

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dsh_conformance.model import jsstr
 from zoo import Area
 from zoo._base import Broken
-
-from dsh_conformance.model import jsstr
 
 AREA = Area(capabilities=["serialization"], requirements=["SER-*"])
 
@@ -43,7 +42,10 @@ class UnescapedLessThan(Broken):
 
 class AsciiEscapes(Broken):
     name = "non-ASCII escaped"
-    invariant = "Writes every non-ASCII character as a \\uXXXX escape (lossless, not JSON.stringify's bytes)."
+    invariant = (
+        "Writes every non-ASCII character as a \\uXXXX "
+        "escape (lossless, not JSON.stringify's bytes)."
+    )
     kills = frozenset({"SER-004"})
 
     def op_json_tagSafe(self, args: Mapping[str, Any]) -> Any:
@@ -77,7 +79,9 @@ class UndefinedAsNull(Broken):
 
 class LossySurrogates(Broken):
     name = "lone surrogates replaced"
-    invariant = "Replaces lone surrogates by U+FFFD, so the output no longer parses back to the input."
+    invariant = (
+        "Replaces lone surrogates by U+FFFD, so the output no longer parses back to the input."
+    )
     kills = frozenset({"SER-002"})
     collateral_ok = frozenset({"SER-004"})
 

@@ -6,14 +6,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
-from zoo import Area
-from zoo._base import Broken, Patch
 
 from dsh_conformance.model import side, side_fork
 from dsh_conformance.model.frozen import FrozenDict
 from dsh_conformance.model.session import Event
 from dsh_conformance.model.side_framing import FRAMING_TEXT
 from dsh_conformance.model.side_gate import GatedAgent
+from zoo import Area
+from zoo._base import Broken, Patch
 
 #: The stateful machine is left out (see zoo.placement).
 AREA = Area(capabilities=["side"], requirements=["SIDE-*"], keyword="not stateful")
@@ -37,13 +37,17 @@ class ForkIncludesOpenTurn(Broken):
 
 class FramingInSystemPrompt(Broken):
     name = "framing written to the system prompt"
-    invariant = "Puts the advisor framing into the child's system prompt instead of one context/message."
+    invariant = (
+        "Puts the advisor framing into the child's system prompt instead of one context/message."
+    )
     kills = frozenset({"SIDE-007", "SIDE-008"})
     collateral_ok = frozenset({"SIDE-017", "SIDE-024", "SIDE-053", "SIDE-054", "SIDE-064"})
 
     def patches(self) -> tuple[Patch, ...]:
         def child(header: Any, seed: Any, options: Any, deny: Any) -> GatedAgent:
-            framed = attrs.evolve(options, persona=(options.persona + "\n\n" + FRAMING_TEXT).strip())
+            framed = attrs.evolve(
+                options, persona=(options.persona + "\n\n" + FRAMING_TEXT).strip()
+            )
             return GatedAgent(header, seed, framed, deny)
 
         return ((side, "GatedAgent", child), (side, "_frame", lambda agent, parent: None))
@@ -51,7 +55,9 @@ class FramingInSystemPrompt(Broken):
 
 class FramingUserSourced(Broken):
     name = "framing as a user message"
-    invariant = "Injects the advisor framing with a user source instead of the sidechat plugin source."
+    invariant = (
+        "Injects the advisor framing with a user source instead of the sidechat plugin source."
+    )
     kills = frozenset({"SIDE-007"})
     collateral_ok = frozenset({"SIDE-024", "SIDE-053"})
 
@@ -81,7 +87,9 @@ class MergeNotCapped(Broken):
 
 class MergeWrongSource(Broken):
     name = "merge-back not sourced sidechat"
-    invariant = "Injects the handback into the parent with source plugin `side-session`, not `sidechat`."
+    invariant = (
+        "Injects the handback into the parent with source plugin `side-session`, not `sidechat`."
+    )
     kills = frozenset({"SIDE-025"})
     collateral_ok = frozenset({"SIDE-009"})
 
@@ -93,7 +101,10 @@ class MergeWrongSource(Broken):
 
 class ForkTouchesParent(Broken):
     name = "fork writes to the parent"
-    invariant = "Records the fork in the parent's log (an injected note), so the source is not left untouched."
+    invariant = (
+        "Records the fork in the parent's log (an so is "
+        "injected note), the source not left untouched."
+    )
     kills = frozenset({"SIDE-020"})
 
     def op_side_fork(self, args: Mapping[str, Any]) -> Any:

@@ -8,11 +8,10 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from zoo import Area
-from zoo._base import Broken
-
 from dsh_conformance.adapters.contract import ImplementationError
 from dsh_conformance.model import jsstr
+from zoo import Area
+from zoo._base import Broken
 
 AREA = Area(capabilities=["uri"], requirements=["URI-*", "JS-*"])
 SCHEME = "dsh-session:"
@@ -34,7 +33,7 @@ class PaddedUris(Broken):
 
     def op_uri_decode(self, args: Mapping[str, Any]) -> Any:
         payload = _sid(args.get("uri"))
-        if payload is None or not payload.endswith("=") and len(payload) % 4:
+        if payload is None or (not payload.endswith("=") and len(payload) % 4):
             raise ImplementationError(INVALID, "not a padded URI")
         return self.reference.call("uri.decode", {"uri": SCHEME + payload.rstrip("=")})
 
@@ -105,7 +104,9 @@ class LenientDecoding(Broken):
 
 class LossySurrogates(Broken):
     name = "lossy lone surrogates"
-    invariant = "Replaces lone surrogates with U+FFFD before encoding, so such ids do not round-trip."
+    invariant = (
+        "Replaces lone surrogates with U+FFFD before encoding, so such ids do not round-trip."
+    )
     kills = frozenset({"URI-002"})
 
     def op_uri_encode(self, args: Mapping[str, Any]) -> Any:
