@@ -1,0 +1,174 @@
+"""Inbox defects: message ownership, admission and the caller verbs (INBOX-*)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dsh_conformance.model import agent as agent_module
+from dsh_conformance.model.agent import Agent
+from dsh_conformance.model.inbox import accept
+from dsh_conformance.model.prompt_submit import Allow
+from zoo import Area
+from zoo._base import Broken, Patch
+
+#: The stateful machines are left out (see zoo.placement).
+AREA = Area(capabilities=["agent"], requirements=["INBOX-*"], keyword="not state_machine")
+
+_waterfall = agent_module.run_waterfall
+_append = Agent._append
+_inject = Agent.inject
+_drain = Agent._drain_steering
+
+
+class QueuedWithoutContexts(Broken):
+    name = "agent/queued without contexts"
+    invariant = "Reports a queued message on agent/queued without its attached contexts."
+    kills = frozenset({"INBOX-004"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def announce(agent: Agent, record: Any, *, steering: bool) -> None:
+            agent._notify(
+                "agent/queued", content=record.content, source=record.source, steering=steering
+            )
+
+        return ((Agent, "_announce", announce),)
+
+
+class SteerWhileIdleIsSteering(Broken):
+    name = "steer() on an idle agent stays steering"
+    invariant = "Keeps steer() as steering even when the agent is not running, instead of a send()."
+    kills = frozenset({"INBOX-005"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def steer(
+            agent: Agent, content: object, source: object = None, contexts: Any = None
+        ) -> None:
+            agent._check_live()
+            record = accept(content, source, contexts)
+            agent.steering.append(record)
+            agent._announce(record, steering=True)
+
+        return ((Agent, "steer", steer),)
+
+
+class InjectDropsMeta(Broken):
+    name = "inject() drops meta"
+    invariant = "Writes an injected context/message without the model-hidden meta it was given."
+    kills = frozenset({"INBOX-006"})
+    collateral_ok = frozenset({"INBOX-002"})  # a dropped meta is never validated either
+
+    def patches(self) -> tuple[Patch, ...]:
+        def inject(
+            agent: Agent, content: object, source: object = None, meta: object = None
+        ) -> None:
+            _inject(agent, content, source)
+
+        return ((Agent, "inject", inject),)
+
+
+class InjectTakesContexts(Broken):
+    name = "inject() accepts contexts"
+    invariant = "Accepts (and ignores) contexts passed to inject() instead of rejecting them."
+    kills = frozenset({"INBOX-008"})
+
+    def op_agent_inject(self, args: Mapping[str, Any]) -> Any:
+        return self.reference.call(
+            "agent.inject", {k: v for k, v in args.items() if k != "contexts"}
+        )
+
+
+class ContextsNotOffered(Broken):
+    name = "attached contexts not the default"
+    invariant = (
+        "Starts prompt-submit with no additional contexts, so a message's contexts are lost."
+    )
+    kills = frozenset({"INBOX-010"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def waterfall(listeners: Any, default: Any, invoked: Any) -> Any:
+            return _waterfall(listeners, Allow(default.content, None), invoked)
+
+        return ((agent_module, "run_waterfall", waterfall),)
+
+
+class BlockWritesPrompt(Broken):
+    name = "blocked prompt still written"
+    invariant = "Writes the user message to the log before recording that prompt-submit blocked it."
+    kills = frozenset({"INBOX-011"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def append(agent: Agent, type: str, data: Any) -> Any:
+            if type == "prompt/blocked":
+                _append(
+                    agent, "user/message", {"content": data["content"], "source": data["source"]}
+                )
+            return _append(agent, type, data)
+
+        return ((Agent, "_append", append),)
+
+
+class RewriteIgnored(Broken):
+    name = "allow rewrite ignored"
+    invariant = (
+        "Ignores the content a prompt-submit listener's allow returns; the original prompt is sent."
+    )
+    kills = frozenset({"INBOX-012"})
+    collateral_ok = frozenset({"INBOX-010"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def waterfall(listeners: Any, default: Any, invoked: Any) -> Any:
+            decision = _waterfall(listeners, default, invoked)
+            if isinstance(decision, Allow):
+                return Allow(None, decision.additional_contexts)
+            return decision
+
+        return ((agent_module, "run_waterfall", waterfall),)
+
+
+class CancelKeepsSteering(Broken):
+    name = "cancel keeps steering"
+    invariant = "Drops queued messages on cancel but keeps pending steering (and its contexts)."
+    kills = frozenset({"INBOX-021"})
+    collateral_ok = frozenset({"INBOX-022"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        cancel = Agent.cancel
+
+        def keep(agent: Agent, cause: object = None) -> None:
+            steering = list(agent.steering)
+            cancel(agent, cause)
+            agent.steering.extend(steering)
+
+        return ((Agent, "cancel", keep),)
+
+
+class SteeringDispatchesPromptSubmit(Broken):
+    name = "drained steering dispatches prompt-submit"
+    invariant = "Runs drained steering through agent/prompt-submit like a queued message."
+    kills = frozenset({"INBOX-034"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def drain(agent: Agent, turn: Any) -> bool:
+            for record in agent.steering:
+                agent._submissions.append(
+                    {"turn": turn.number, "content": record.content, "source": record.source}
+                )
+                listeners = tuple(x for x in agent.listeners if x.event == "prompt-submit")
+                _waterfall(listeners, Allow(None, record.contexts or None), agent._invoked)
+            return _drain(agent, turn)
+
+        return ((Agent, "_drain_steering", drain),)
+
+
+MEMBERS = (
+    QueuedWithoutContexts,
+    SteerWhileIdleIsSteering,
+    InjectDropsMeta,
+    InjectTakesContexts,
+    ContextsNotOffered,
+    BlockWritesPrompt,
+    RewriteIgnored,
+    CancelKeepsSteering,
+    SteeringDispatchesPromptSubmit,
+)

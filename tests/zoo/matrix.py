@@ -1,0 +1,122 @@
+"""Run the zoo through the real runner and build the kill matrix.
+
+Each member runs in-process (``dsh_conformance.runner.run``) against its area with the
+``quick`` Hypothesis profile and a fixed seed, in a pool of worker processes.  A member
+is *killed* when its run fails, and *on target* when every id in its ``kills`` has
+status ``fail``; any other failing id is collateral (``collateral_ok`` lists the ones
+the defect really breaks as well).  REF-* ids (identity with the reference model) are
+always acceptable collateral: a member differs from the reference by construction.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any, Final
+
+TESTS: Final = Path(__file__).resolve().parents[1]
+SEED: Final = 20260824
+#: The ``quick`` profile without shrinking: a kill needs a failing example, not the
+#: smallest one, and shrinking is most of a broken member's run time.
+PROFILE: Final = "zoo-quick"
+
+
+def _init() -> None:
+    if str(TESTS) not in sys.path:
+        sys.path.insert(0, str(TESTS))
+    from hypothesis import Phase, settings
+
+    from dsh_conformance.pytest_plugin import PROFILES
+
+    phases = (Phase.explicit, Phase.reuse, Phase.generate)
+    settings.register_profile(PROFILE, **PROFILES["quick"], phases=phases)
+
+
+def _functions(tests: Sequence[Any]) -> list[str]:
+    """Distinct test functions (parameters stripped) with how many of their cases failed."""
+    counts: dict[str, int] = {}
+    for test in tests:
+        name = test.nodeid.split("[", 1)[0]
+        counts[name] = counts.get(name, 0) + 1
+    return [name if n == 1 else f"{name} (x{n})" for name, n in sorted(counts.items())]
+
+
+def run_member(key: str) -> dict[str, Any]:
+    """Run one member (``area:Factory``) and summarize its record."""
+    _init()
+    from dsh_conformance import runner
+    from dsh_conformance.record import load_record
+    from dsh_conformance.reporting.summary import requirement_rows
+    from zoo import members
+
+    entry = next(e for e in members() if f"{e.area}:{e.factory}" == key)
+    options = runner.RunOptions(
+        adapter=entry.adapter,
+        requirements=entry.filters.requirements,
+        capabilities=entry.filters.capabilities,
+        keyword=entry.filters.keyword,
+        hypothesis_profile=PROFILE,
+        seed=SEED,
+    )
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="dsh-zoo-") as tmp:
+        path = Path(tmp) / "record.jsonl"
+        status = runner.run(options, path)
+        record = load_record(path)
+    seconds = time.perf_counter() - started
+    rows = requirement_rows(record)
+    failing = {row.id: _functions(row.failing) for row in rows if row.status == "fail"}
+    outcomes: dict[str, int] = {}
+    for test in record.tests:
+        outcomes[str(test.outcome)] = outcomes.get(str(test.outcome), 0) + 1
+    blamed_with: dict[str, bool] = {}
+    for test in record.tests:
+        if test.failed:
+            blamed = set(test.blame or test.requirements)
+            for rid in blamed - entry.kills:
+                independent = not (blamed & entry.kills)
+                blamed_with[rid] = blamed_with.get(rid, False) or independent
+    missed = sorted(entry.kills - failing.keys())
+    collateral = sorted(failing.keys() - entry.kills)
+    return {
+        "member": key,
+        "name": entry.name,
+        "area": entry.area,
+        "invariant": entry.invariant,
+        "kills": sorted(entry.kills),
+        "gap": entry.gap,
+        "killed": status != 0 and bool(failing),
+        "on_target": not missed,
+        "missed": missed,
+        "failing": sorted(failing),
+        "collateral": collateral,
+        "unexpected": sorted(
+            c for c in collateral if c not in entry.collateral_ok and not c.startswith("REF-")
+        ),
+        # Collateral some test blamed without blaming any of the member's own ids (a test
+        # that blames every id it cites when one check fails is not "independent").
+        "independent": sorted(
+            c for c in collateral if blamed_with.get(c, True) and not c.startswith("REF-")
+        ),
+        "killed_by": failing,
+        "tests": len(record.tests),
+        "outcomes": dict(sorted(outcomes.items())),
+        "seconds": round(seconds, 1),
+    }
+
+
+def run_zoo(keys: Sequence[str] | None = None, workers: int = 2) -> list[dict[str, Any]]:
+    """Run *keys* (default: every member) in *workers* processes; results in zoo order."""
+    _init()
+    from zoo import members
+
+    todo = list(keys) if keys else [f"{e.area}:{e.factory}" for e in members()]
+    if workers <= 1:
+        return [run_member(k) for k in todo]
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_init) as pool:
+        return list(pool.map(run_member, todo))

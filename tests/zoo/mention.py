@@ -1,0 +1,99 @@
+"""Mention defects: ``@[label](uri)`` formatting and parsing (MENTION-*)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from dsh_conformance.model import mentions
+from zoo import Area
+from zoo._base import Broken, Patch
+
+AREA = Area(capabilities=["mention", "uri"], requirements=["MENTION-*"])
+
+_EXPLICIT = r"@\[((?:\\[^\n\r\u2028\u2029]|[^\\\]])*)\]\("
+
+
+def _pattern(explicit_uri: str, bare: str) -> re.Pattern[str]:
+    return re.compile(_EXPLICIT + "(" + explicit_uri + r")\)|(" + bare + ")")
+
+
+class UnescapedLabels(Broken):
+    name = "unescaped labels"
+    invariant = "Formats a mention without escaping '\\' and ']' in its label."
+    kills = frozenset({"MENTION-002"})
+    collateral_ok = frozenset({"MENTION-001", "MENTION-007"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        return ((mentions, "escape_label", lambda label: label),)
+
+
+class LabelsNotUnescaped(Broken):
+    name = "labels kept escaped"
+    invariant = "Parses a mention's label without removing its escaping backslashes."
+    kills = frozenset({"MENTION-002"})
+    collateral_ok = frozenset({"MENTION-007"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        return ((mentions, "unescape_label", lambda raw: raw),)
+
+
+class MalformedMarkdownIsText(Broken):
+    name = "malformed Markdown mention kept as text"
+    invariant = (
+        "Matches an explicit mention only when its URI payload is base64url-shaped, so "
+        "`@[x](dsh-session:%%%)` stays ordinary text instead of being rejected."
+    )
+    kills = frozenset({"MENTION-003"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        shaped = _pattern(r"dsh-session:[A-Za-z0-9_-]+", r"dsh-session:[A-Za-z0-9_-]+")
+        return ((mentions, "_PATTERN", shaped),)
+
+
+class GreedyBareUri(Broken):
+    name = "bare URI swallows trailing punctuation"
+    invariant = "A bare URI's payload runs over '.', so `dsh-session:<id>.` ends a sentence badly."
+    kills = frozenset({"MENTION-005"})
+    collateral_ok = frozenset({"MENTION-004"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        greedy = _pattern(r"dsh-session:[^\s)]*", r"dsh-session:[A-Za-z0-9_.-]+")
+        return ((mentions, "_PATTERN", greedy),)
+
+
+class DedupedReferences(Broken):
+    name = "parser dedupes references"
+    invariant = "Drops repeated references while parsing (deduplication belongs to prepare)."
+    kills = frozenset({"MENTION-006"})
+
+    def op_mention_parse(self, args: Mapping[str, Any]) -> Any:
+        parsed = self.reference.call("mention.parse", args)
+        seen: set[str] = set()
+        kept = []
+        for ref in parsed["references"]:
+            if ref["sessionId"] not in seen:
+                seen.add(ref["sessionId"])
+                kept.append(ref)
+        return {**parsed, "references": kept}
+
+
+class RawMentionText(Broken):
+    name = "mentions left raw in the text"
+    invariant = "Returns the text with the raw Markdown mentions instead of readable `@label`."
+    kills = frozenset({"MENTION-007"})
+
+    def op_mention_parse(self, args: Mapping[str, Any]) -> Any:
+        parsed = self.reference.call("mention.parse", args)
+        return {**parsed, "text": args.get("text")}
+
+
+MEMBERS = (
+    UnescapedLabels,
+    LabelsNotUnescaped,
+    MalformedMarkdownIsText,
+    GreedyBareUri,
+    DedupedReferences,
+    RawMentionText,
+)

@@ -1,0 +1,193 @@
+"""Envelope and placement defects: the prepared context (ENV-001..ENV-012) and how an
+admitted prompt bakes it (ENV-050..ENV-071)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from dsh_conformance.model import envelope
+from dsh_conformance.model.agent import Agent
+from dsh_conformance.model.frozen import FrozenDict, freeze
+from dsh_conformance.model.placement import (
+    DELIMITER,
+    PreparedPrompt,
+    context_message_data,
+    is_prefix,
+    prepare_prompt_message,
+)
+from zoo import Area
+from zoo._base import Broken, Patch
+
+#: The stateful machines are left out: they cost most of an agent run and every member
+#: here is killed by an example-based test.
+AREA = Area(
+    capabilities=["prepare", "agent"],
+    requirements=["ENV-*"],
+    keyword="not state_machine",
+)
+
+_reference_meta = envelope.reference_meta
+
+
+def _placement(replacement: Any) -> tuple[Patch, ...]:
+    return ((Agent, "place_prompt", staticmethod(replacement)),)
+
+
+def _rewrite(data: FrozenDict, **changes: Any) -> FrozenDict:
+    return freeze({**data, **changes})
+
+
+class WarningWithoutRepeatClause(Broken):
+    name = "weakened warning"
+    invariant = (
+        "Drops 'unless the current user explicitly repeats them' from the untrusted-data warning."
+    )
+    kills = frozenset({"ENV-002"})
+    collateral_ok = frozenset({"ENV-009"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        text = envelope.PROMPT_PREFIX.replace(
+            " unless the current\nuser explicitly repeats them.", "."
+        )
+        assert text != envelope.PROMPT_PREFIX
+        return ((envelope, "PROMPT_PREFIX", text),)
+
+
+class StatsNotInMeta(Broken):
+    name = "no retention metadata"
+    invariant = "Writes per-source metadata without the retention statistics."
+    kills = frozenset({"ENV-005"})
+    collateral_ok = frozenset({"ENV-008"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def reference_meta(source: Any, input_index: int) -> dict[str, Any]:
+            meta = _reference_meta(source, input_index)
+            return {k: meta[k] for k in ("sessionId", "label", "capturedThroughSeq", "inputIndex")}
+
+        return ((envelope, "reference_meta", reference_meta),)
+
+
+class NoPlacementDeclared(Broken):
+    name = "placement not declared"
+    invariant = "Returns the snapshot context without declaring prompt-prefix placement."
+    kills = frozenset({"ENV-004"})
+    collateral_ok = frozenset({"ENV-010"})
+
+    def op_prepare(self, args: Mapping[str, Any]) -> Any:
+        out = self.reference.call("prepare", args)
+        contexts = [{k: v for k, v in c.items() if k != "placement"} for c in out["contexts"]]
+        return {**out, "contexts": contexts}
+
+
+class DataRegionInDisplay(Broken):
+    name = "data region in displayContent"
+    invariant = "Sets the envelope's displayContent to the whole baked content, snapshot included."
+    kills = frozenset({"ENV-051"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def place(
+            content: object, source: object, contexts: Sequence[Mapping[str, Any]]
+        ) -> PreparedPrompt:
+            out = prepare_prompt_message(content, source, contexts)
+            envelope_ = out.data.get("envelope")
+            if not isinstance(envelope_, Mapping):
+                return out
+            leaked = freeze({**envelope_, "displayContent": out.data["content"]})
+            return PreparedPrompt(_rewrite(out.data, envelope=leaked), out.separate)
+
+        return _placement(place)
+
+
+class DelimiterPerPrefix(Broken):
+    name = "a delimiter per prefix block"
+    invariant = (
+        "Writes the `## My request:` delimiter after every prefix context, not once after all."
+    )
+    kills = frozenset({"ENV-053"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def place(
+            content: object, source: object, contexts: Sequence[Mapping[str, Any]]
+        ) -> PreparedPrompt:
+            out = prepare_prompt_message(content, source, contexts)
+            prefix = [c for c in contexts if is_prefix(c)]
+            if len(prefix) < 2:
+                return out
+            baked: list[Any] = []
+            for context in prefix:
+                baked.extend(context.get("content") or ())
+                baked.append(DELIMITER)
+            baked.extend(content if isinstance(content, list | tuple) else ())
+            return PreparedPrompt(_rewrite(out.data, content=baked), out.separate)
+
+        return _placement(place)
+
+
+class SnapshotAsSeparateMessage(Broken):
+    name = "snapshot as a separate message"
+    invariant = (
+        "Writes a prompt-prefix context as its own after "
+        "context/message the prompt instead of baking it."
+    )
+    kills = frozenset({"ENV-050", "ENV-059"})
+    collateral_ok = frozenset(
+        {"ENV-051", "ENV-052", "ENV-053", "ENV-055", "ENV-057", "ENV-060", "ENV-062", "ENV-065"}
+    )
+
+    def patches(self) -> tuple[Patch, ...]:
+        def place(
+            content: object, source: object, contexts: Sequence[Mapping[str, Any]]
+        ) -> PreparedPrompt:
+            data = FrozenDict({"content": content, "source": source})
+            return PreparedPrompt(data, tuple(context_message_data(c) for c in contexts))
+
+        return _placement(place)
+
+
+class SourceNotKept(Broken):
+    name = "baked prompt loses its source"
+    invariant = (
+        "Writes a baked prompt event with a plain user source instead of the record's source."
+    )
+    kills = frozenset({"ENV-064"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def place(
+            content: object, source: object, contexts: Sequence[Mapping[str, Any]]
+        ) -> PreparedPrompt:
+            out = prepare_prompt_message(content, source, contexts)
+            if "envelope" not in out.data:
+                return out
+            return PreparedPrompt(_rewrite(out.data, source={"kind": "user"}), out.separate)
+
+        return _placement(place)
+
+
+class SteeringDropsContexts(Broken):
+    name = "steering drops its contexts"
+    invariant = "Places drained steering without the contexts attached to its record."
+    kills = frozenset({"ENV-060"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def drain(agent: Agent, turn: Any) -> bool:
+            drained = list(agent.steering)
+            agent.steering.clear()
+            for record in drained:
+                prepared = prepare_prompt_message(record.content, record.source, ())
+                agent._append("steering/message", {"turn": turn.number, **prepared.data})
+            return bool(drained)
+
+        return ((Agent, "_drain_steering", drain),)
+
+
+MEMBERS = (
+    WarningWithoutRepeatClause,
+    StatsNotInMeta,
+    NoPlacementDeclared,
+    DataRegionInDisplay,
+    DelimiterPerPrefix,
+    SnapshotAsSeparateMessage,
+    SourceNotKept,
+    SteeringDropsContexts,
+)

@@ -1,0 +1,180 @@
+"""Preparation defects: dedupe, self-reference, limits, parallel reads, all-or-nothing,
+cancellation and isolation (PREP-*)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from dsh_conformance.adapters.contract import ImplementationError
+from dsh_conformance.adapters.reference import prepare_ops
+from dsh_conformance.model import jsstr, prepare
+from dsh_conformance.model.errors import DshError, ErrorCode
+from dsh_conformance.model.prepare import ReadOutcome, ReferenceInput
+from zoo import Area
+from zoo._base import Broken, Patch
+
+AREA = Area(capabilities=["prepare"], requirements=["PREP-*"])
+
+_normalize = prepare.normalize_references
+_read = prepare_ops.FaultStore.read
+
+
+def _normalizer(*, dedupe: bool = True, self_check: bool = True, limit: str = "after") -> Any:
+    """``normalize_references`` with one step changed (the rest as the model does it)."""
+
+    def normalize(
+        target_id: str, references: Sequence[object], max_references: int
+    ) -> tuple[ReferenceInput, ...]:
+        if limit == "before" and len(references) > max_references:
+            raise DshError(ErrorCode.TOO_MANY, f"at most {max_references} references")
+        out: list[ReferenceInput] = []
+        for ref in references:
+            one = _normalize("\x00zoo-no-target", [ref], 1)
+            if not one:
+                continue
+            sid = one[0].session_id
+            if self_check and sid == target_id:
+                _normalize(target_id, [ref], 1)  # raises SELF_REFERENCE
+            if dedupe and any(r.session_id == sid for r in out):
+                continue
+            out.append(one[0])
+        if limit == "after" and len(out) > max_references:
+            raise DshError(ErrorCode.TOO_MANY, f"at most {max_references} references")
+        return tuple(out)
+
+    return normalize
+
+
+class NoDedupe(Broken):
+    name = "no deduplication"
+    invariant = "Prepares a repeated reference once per mention instead of once."
+    kills = frozenset({"PREP-001"})
+    collateral_ok = frozenset({"PREP-003"})  # duplicates now count against the limit
+
+    def patches(self) -> tuple[Patch, ...]:
+        return ((prepare, "normalize_references", _normalizer(dedupe=False)),)
+
+
+class SelfReferenceAccepted(Broken):
+    name = "self-reference accepted"
+    invariant = "Reads the target session itself instead of rejecting its own id."
+    kills = frozenset({"PREP-002"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        return ((prepare, "normalize_references", _normalizer(self_check=False)),)
+
+
+class FourthReferenceAccepted(Broken):
+    name = "no count limit"
+    invariant = "Accepts a fourth (and any further) distinct reference."
+    kills = frozenset({"PREP-003"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        return ((prepare, "normalize_references", _normalizer(limit="none")),)
+
+
+class LimitBeforeDedupe(Broken):
+    name = "limit counted before dedupe"
+    invariant = "Applies the count limit to the raw references, so repeats of one session hit it."
+    kills = frozenset({"PREP-003"})
+    # Counting first also changes which error wins over self-reference and validation.
+    collateral_ok = frozenset({"PREP-001", "PREP-002", "PREP-011"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        return ((prepare, "normalize_references", _normalizer(limit="before")),)
+
+
+class SequentialReads(Broken):
+    name = "reads one after another"
+    invariant = "Starts each read only after the previous one settled, instead of all in parallel."
+    kills = frozenset({"PREP-004"})
+    collateral_ok = frozenset({"PREP-006", "PREP-007", "PREP-013"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def settle(outcomes: Sequence[ReadOutcome]) -> tuple[float, int | None]:
+            at = 0.0
+            for index, outcome in enumerate(outcomes):
+                at += outcome.at
+                if at == math.inf:
+                    return at, None
+                if outcome.error is not None:
+                    return at, index
+            return at, None
+
+        return ((prepare, "settle", settle),)
+
+
+class PartialContext(Broken):
+    name = "failed sources skipped"
+    invariant = "Leaves out a source whose read failed and prepares the others."
+    kills = frozenset({"PREP-005"})
+    collateral_ok = frozenset({"PREP-013"})
+
+    def op_prepare(self, args: Mapping[str, Any]) -> Any:
+        try:
+            return self.reference.call("prepare", args)
+        except ImplementationError as exc:
+            if exc.code != ErrorCode.READ_FAILED:
+                raise
+        sessions = args.get("sessions") or {}
+        faults = args.get("faults") or {}
+        kept = [
+            ref
+            for ref in args.get("references", [])
+            if isinstance(ref, Mapping)
+            and jsstr.canonical(str(ref.get("sessionId"))) in {jsstr.canonical(k) for k in sessions}
+            and (faults.get(ref.get("sessionId")) or {}).get("kind") != "fail"
+        ]
+        return self.reference.call("prepare", {**args, "references": kept})
+
+
+class LateCancellationIgnored(Broken):
+    name = "cancellation ignored once reads settle"
+    invariant = (
+        "Ignores a cancellation unless some read never settles (the race is lost to the reads)."
+    )
+    kills = frozenset({"PREP-007"})
+    collateral_ok = frozenset({"PREP-006"})
+
+    def op_prepare(self, args: Mapping[str, Any]) -> Any:
+        faults = args.get("faults") or {}
+        hangs = any(isinstance(f, Mapping) and f.get("kind") == "never" for f in faults.values())
+        if hangs or args.get("cancelAt") == "before":
+            return self.reference.call("prepare", args)
+        return self.reference.call("prepare", {k: v for k, v in args.items() if k != "cancelAt"})
+
+
+class ReadsAfterLaterChanges(Broken):
+    name = "later source changes leak in"
+    invariant = (
+        "Renders the source as it is after later appends, deletion or replacement, not as read."
+    )
+    kills = frozenset({"PREP-008"})
+    collateral_ok = frozenset({"PREP-005"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def read(store: prepare_ops.FaultStore, sid: str) -> ReadOutcome:
+            fault = store.faults.get(sid, {})
+            if fault.get("kind") == "mutateAfterRead":
+                log = store._log(sid)
+                if log is not None:
+                    store._mutate(sid, log, fault)
+                at = fault.get("ms", fault.get("at"))
+                store.faults = {**store.faults, sid: {"kind": "delay", "ms": at}}
+            return _read(store, sid)
+
+        return ((prepare_ops.FaultStore, "read", read),)
+
+
+MEMBERS = (
+    NoDedupe,
+    SelfReferenceAccepted,
+    FourthReferenceAccepted,
+    LimitBeforeDedupe,
+    SequentialReads,
+    PartialContext,
+    LateCancellationIgnored,
+    ReadsAfterLaterChanges,
+)

@@ -1,0 +1,150 @@
+"""Retention defects: the per-source byte cap, dropping and head/tail slicing (RET-*)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dsh_conformance.adapters.reference import prepare_ops
+from dsh_conformance.model import config, headtail, jsstr, retention
+from dsh_conformance.model.headtail import Truncation
+from dsh_conformance.model.projection import ProjectedItem
+from zoo import Area
+from zoo._base import Broken, Patch
+
+AREA = Area(capabilities=["retention", "prepare"], requirements=["RET-*"])
+
+_truncate = headtail.truncate_with_notice
+_cut = headtail.head_tail_cut
+_project = retention.project
+
+
+def _truncations(replacement: object) -> tuple[Patch, ...]:
+    """Replace the slicer wherever retention and the truncate operation call it."""
+    return (
+        (headtail, "truncate_with_notice", replacement),
+        (retention, "truncate_with_notice", replacement),
+    )
+
+
+class DefaultCap8K(Broken):
+    name = "8 KiB default cap"
+    invariant = "Defaults the per-source cap to 8,192 bytes instead of 65,536."
+    kills = frozenset({"RET-001"})
+    gap = (
+        "no test retains or prepares a source between 8 KiB "
+        "and 64 KiB with the default cap (issue 11, item 1)"
+    )
+
+    def patches(self) -> tuple[Patch, ...]:
+        fields = tuple(
+            (name, 8192 if name == "maxReferenceBytes" else default)
+            for name, default in config._FIELDS
+        )
+        return ((prepare_ops, "DEFAULT_MAX_REFERENCE_BYTES", 8192), (config, "_FIELDS", fields))
+
+
+class CapOffByOne(Broken):
+    name = "cap off by one"
+    invariant = "Accepts a serialized source of cap + 1 bytes (compares with `>` against cap + 1)."
+    kills = frozenset({"RET-001"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        size = retention._size
+        return ((retention, "_size", lambda fixed, items, count: size(fixed, items, count) - 1),)
+
+
+class CheckpointsDropped(Broken):
+    name = "checkpoints dropped"
+    invariant = "Treats compact checkpoints like other old messages, so they are dropped first."
+    kills = frozenset({"RET-002"})
+    collateral_ok = frozenset({"RET-007"})  # the source no longer reports itself compacted
+
+    def patches(self) -> tuple[Patch, ...]:
+        def project(events: Any) -> tuple[ProjectedItem, ...]:
+            return tuple(ProjectedItem(p.role, p.text) for p in _project(events))
+
+        return ((retention, "project", project),)
+
+
+class HeadOnlySlices(Broken):
+    name = "head-only slicing"
+    invariant = "Keeps only the head of an oversized text (no tail), with an exact notice."
+    kills = frozenset({"RET-003"})
+    collateral_ok = frozenset({"RET-009"})
+    gap = (
+        "RET-003's property does not check that slices keep a it "
+        "tail; only byte vectors (RET-009) see (issue 11, item 3)"
+    )
+
+    def patches(self) -> tuple[Patch, ...]:
+        return ((headtail, "head_tail_cut", lambda data, head, tail: _cut(data, head + tail, 0)),)
+
+
+class CharacterCounts(Broken):
+    name = "omitted characters, not bytes"
+    invariant = "Counts omitted UTF-16 characters instead of UTF-8 bytes in the omission notice."
+    kills = frozenset({"RET-003"})
+    collateral_ok = frozenset({"RET-006", "RET-007", "RET-009"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def truncate(text: str, max_bytes: int, data: bytes | None = None) -> Truncation:
+            out = _truncate(text, max_bytes, data)
+            if out.omitted == 0:
+                return out
+            kept = out.text[: len(out.text) - len(headtail.notice(out.omitted))]
+            lost = max(0, jsstr.js_length(text) - jsstr.js_length(kept))
+            return Truncation(kept + headtail.notice(lost), lost, out.fits)
+
+        return _truncations(truncate)
+
+
+class SilentTruncation(Broken):
+    name = "no omission notice"
+    invariant = "Slices an oversized text without appending the omission notice."
+    kills = frozenset({"RET-006"})
+    collateral_ok = frozenset({"RET-003", "RET-009"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        return ((headtail, "notice", lambda omitted: ""),)
+
+
+class NeverTruncates(Broken):
+    name = "never slices"
+    invariant = "Drops old messages but never slices a text: fails when the remainder does not fit."
+    kills = frozenset({"RET-003"})
+    collateral_ok = frozenset({"RET-011"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def truncate(text: str, max_bytes: int, data: bytes | None = None) -> Truncation:
+            out = _truncate(text, max_bytes, data)
+            return out if out.omitted == 0 else Truncation(text, 0, False)
+
+        return ((retention, "truncate_with_notice", truncate),)
+
+
+class DroppedNotTruncated(Broken):
+    name = "drops not counted as truncation"
+    invariant = "Reports `truncated: false` when messages were dropped but no text was sliced."
+    kills = frozenset({"RET-007"})
+
+    def op_retention_retain(self, args: Mapping[str, Any]) -> Any:
+        out = self.reference.call("retention.retain", args)
+        stats = out["stats"]
+        sliced = stats["omittedBytes"] > 0 and any(
+            "omitted" in item["text"] and "UTF-8 bytes" in item["text"]
+            for item in out["data"]["conversation"]
+        )
+        return {**out, "stats": {**stats, "truncated": sliced}}
+
+
+MEMBERS = (
+    DefaultCap8K,
+    CapOffByOne,
+    CheckpointsDropped,
+    HeadOnlySlices,
+    CharacterCounts,
+    SilentTruncation,
+    NeverTruncates,
+    DroppedNotTruncated,
+)

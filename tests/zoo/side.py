@@ -1,0 +1,155 @@
+"""Side-session defects: fork, advisor framing and merge-back (SIDE-*)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from dsh_conformance.model import side, side_fork
+from dsh_conformance.model.frozen import FrozenDict
+from dsh_conformance.model.session import Event
+from dsh_conformance.model.side_framing import FRAMING_TEXT
+from dsh_conformance.model.side_gate import GatedAgent
+from zoo import Area
+from zoo._base import Broken, Patch
+
+#: The stateful machine is left out (see zoo.placement).
+AREA = Area(capabilities=["side"], requirements=["SIDE-*"], keyword="not stateful")
+
+_merged_text = side.merged_text
+_frame = side._frame
+
+
+class ForkIncludesOpenTurn(Broken):
+    name = "fork copies an open turn"
+    invariant = "Seeds the child with the parent's whole log, incomplete turn included."
+    kills = frozenset({"SIDE-004"})
+    collateral_ok = frozenset({"SIDE-050"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def length(events: Sequence[Event]) -> int:
+            return len(events)
+
+        return ((side_fork, "balanced_prefix_length", length),)
+
+
+class FramingInSystemPrompt(Broken):
+    name = "framing written to the system prompt"
+    invariant = (
+        "Puts the advisor framing into the child's system prompt instead of one context/message."
+    )
+    kills = frozenset({"SIDE-007", "SIDE-008"})
+    collateral_ok = frozenset({"SIDE-017", "SIDE-024", "SIDE-053", "SIDE-054", "SIDE-064"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def child(header: Any, seed: Any, options: Any, deny: Any) -> GatedAgent:
+            framed = attrs.evolve(
+                options, persona=(options.persona + "\n\n" + FRAMING_TEXT).strip()
+            )
+            return GatedAgent(header, seed, framed, deny)
+
+        return ((side, "GatedAgent", child), (side, "_frame", lambda agent, parent: None))
+
+
+class FramingUserSourced(Broken):
+    name = "framing as a user message"
+    invariant = (
+        "Injects the advisor framing with a user source instead of the sidechat plugin source."
+    )
+    kills = frozenset({"SIDE-007"})
+    collateral_ok = frozenset({"SIDE-024", "SIDE-053"})
+
+    def _framing(self, op: str, args: Mapping[str, Any]) -> Any:
+        with self._extra(((side, "SIDECHAT_SOURCE", FrozenDict({"kind": "user"})),)):
+            return self.reference.call(op, args)
+
+    def op_side_fork(self, args: Mapping[str, Any]) -> Any:
+        return self._framing("side.fork", args)
+
+    def op_side_frame(self, args: Mapping[str, Any]) -> Any:
+        return self._framing("side.frame", args)
+
+
+class MergeNotCapped(Broken):
+    name = "merge-back not capped"
+    invariant = "Merges a model handback whole, however long, instead of truncating it to the cap."
+    kills = frozenset({"SIDE-031"})
+    collateral_ok = frozenset({"SIDE-009", "SIDE-025", "SIDE-056"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def merged(handback: str, cap: int, *, explicit: bool) -> Any:
+            return _merged_text(handback, cap if explicit else 10**12, explicit=explicit)
+
+        return ((side, "merged_text", merged),)
+
+
+class MergeWrongSource(Broken):
+    name = "merge-back not sourced sidechat"
+    invariant = (
+        "Injects the handback into the parent with source plugin `side-session`, not `sidechat`."
+    )
+    kills = frozenset({"SIDE-025"})
+    collateral_ok = frozenset({"SIDE-009"})
+
+    def op_side_mergeBack(self, args: Mapping[str, Any]) -> Any:
+        source = FrozenDict({"kind": "plugin", "plugin": "side-session"})
+        with self._extra(((side, "SIDECHAT_SOURCE", source),)):
+            return self.reference.call("side.mergeBack", args)
+
+
+class ForkTouchesParent(Broken):
+    name = "fork writes to the parent"
+    invariant = (
+        "Records the fork in the parent's log (an so is "
+        "injected note), the source not left untouched."
+    )
+    kills = frozenset({"SIDE-020"})
+
+    def op_side_fork(self, args: Mapping[str, Any]) -> Any:
+        out = self.reference.call("side.fork", args)
+        self.reference.call(
+            "agent.inject",
+            {
+                "agent": out["parentSession"],
+                "content": [{"type": "text", "text": f"forked {out['child']}"}],
+                "source": {"kind": "plugin", "plugin": "sidechat"},
+            },
+        )
+        return out
+
+
+class ForeignMerge(Broken):
+    name = "merge from any session"
+    invariant = "Merges a handback from a side session into a parent it was not forked from."
+    kills = frozenset({"SIDE-061"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def merge(agents: Any, parent_id: object, child_id: object, **kw: Any) -> Any:
+            child = side.lookup(agents, child_id)
+            real = child.header.parent_session
+            if real is None or real == parent_id or not isinstance(parent_id, str):
+                return _merge(agents, parent_id, child_id, **kw)
+            parent = side.lookup(agents, parent_id)
+            header = child.header
+            child.log.header = attrs.evolve(header, parent_session=parent.id)
+            try:
+                return _merge(agents, parent_id, child_id, **kw)
+            finally:
+                child.log.header = header
+
+        return ((side, "merge_back", merge),)
+
+
+_merge = side.merge_back
+
+MEMBERS = (
+    ForkIncludesOpenTurn,
+    FramingInSystemPrompt,
+    FramingUserSourced,
+    MergeNotCapped,
+    MergeWrongSource,
+    ForkTouchesParent,
+    ForeignMerge,
+)
