@@ -41,12 +41,33 @@ from hypothesis.stateful import (
 )
 
 from dsh_conformance.adapters.client import Implementation, ImplementationError
+from dsh_conformance.checks import check, expect
 from dsh_conformance.conformance.agent_support import (
     DELIM,
     expected_prompt_data,
     plugin,
     replay,
     text,
+)
+
+#: Every requirement a check of this machine may blame: a test that runs it cites them all.
+BLAMES: Final = (
+    "REF-007",
+    "INBOX-001",
+    "INBOX-002",
+    "INBOX-004",
+    "INBOX-010",
+    "INBOX-013",
+    "INBOX-021",
+    "INBOX-031",
+    "ENV-051",
+    "ENV-053",
+    "ENV-055",
+    "ENV-056",
+    "ENV-057",
+    "ENV-058",
+    "ENV-059",
+    "ENV-062",
 )
 
 RECIPES: Final = (
@@ -163,7 +184,13 @@ class InboxMachine(RuleBasedStateMachine):
         """Run *op* on impl (with *args*) and oracle (with a deep copy); outcomes must agree."""
         theirs = _outcome(self.oracle, op, copy.deepcopy(args))
         ours = _outcome(self.impl, op, args)
-        assert ours == theirs, f"{op}: implementation {ours!r} != reference {theirs!r}"
+        expect(
+            "REF-007",
+            ours == theirs,
+            f"{op}: implementation differs from the reference",
+            ours=ours,
+            reference=theirs,
+        )
         return ours[1] if ours[0] == "ok" else None
 
     def on_agent(self, op: str, /, **args: Any) -> Any:
@@ -239,7 +266,7 @@ class InboxMachine(RuleBasedStateMachine):
         )
         self.on_agent(verb, content=[{"type": "text", "text": "bad", "v": {"$hostile": kind}}])
         after = (self.read("agent.state"), self.read("agent.notifications"), self.read("agent.log"))
-        assert after == before, "a rejected message changed the agent"
+        expect("INBOX-002", after == before, "a rejected message changed the agent", kind=kind)
 
     # Rules without weights: throttled ones are enabled only on some operation counts, so
     # cancel and dispose do not drop most records before anything interesting happens.
@@ -322,7 +349,13 @@ class InboxMachine(RuleBasedStateMachine):
         ):
             ours = self.impl.call(op, agent=self.agent)
             theirs = self.oracle.call(op, agent=self.agent)
-            assert ours == theirs, f"{op} differs from the reference"
+            expect(
+                "REF-007",
+                ours == theirs,
+                f"{op} differs from the reference",
+                ours=ours,
+                reference=theirs,
+            )
 
     @invariant()
     def records_share_fate(self) -> None:
@@ -331,19 +364,30 @@ class InboxMachine(RuleBasedStateMachine):
         events = self.read("agent.log")["events"]
         state = self.read("agent.state")
         done = fated(events)
-        assert not (self.dropped & done), "a cancelled or disposed record reached the log"
+        expect(
+            "INBOX-021",
+            not (self.dropped & done),
+            "a cancelled or disposed record reached the log",
+            records=self.dropped & done,
+        )
         for record in state["queued"] + state["steering"]:
             n = int(record["source"]["plugin"].removeprefix("rec-"))
             sent = self.pristine[n]
-            assert record == {k: sent[k] for k in ("content", "source", "contexts")}, (
-                "a retained record changed"
+            expect(
+                "INBOX-001",
+                record == {k: sent[k] for k in ("content", "source", "contexts")},
+                "a retained record changed",
+                record=record,
+                accepted=sent,
             )
         if state["status"] == "idle" and not state["queued"] and not state["steering"]:
             unexplained = set(self.pristine) - done - self.dropped
             if "turn-stop-once" in self.installed:
                 unexplained -= self.steered  # terminal discard
-            assert len(unexplained) <= self.installed.count("throw-once"), (
-                f"records {sorted(unexplained)} vanished without cancel, dispose or discard"
+            expect(
+                "INBOX-001",
+                len(unexplained) <= self.installed.count("throw-once"),
+                f"records {sorted(unexplained)} vanished without cancel, dispose or discard",
             )
 
     @invariant()
@@ -376,23 +420,37 @@ def check_invariants(
     agent_id: str,
 ) -> None:
     """The seed's inbox invariants, stated on plain JSON (no model code)."""
-    assert replay(events, agent_id) == requests, "replay differs from the captured requests"
+    expect(
+        "ENV-058", replay(events, agent_id) == requests, "replay differs from the captured requests"
+    )
 
     queued = [n for n in notifications if n["event"] == "agent/queued"]
     for note in queued:
         n = int(note["source"]["plugin"].removeprefix("rec-"))
         sent = pristine[n]
-        assert (note["content"], note["source"], note["contexts"]) == (
-            sent["content"],
-            sent["source"],
-            sent["contexts"],
-        ), "an accepted record changed"
+        expect(
+            "INBOX-004",
+            (note["content"], note["source"], note["contexts"])
+            == (sent["content"], sent["source"], sent["contexts"]),
+            "agent/queued does not report the accepted record",
+            note=note,
+        )
 
     statuses = [n["status"] for n in notifications if n["event"] == "agent/status"]
-    assert all(a != b for a, b in itertools.pairwise(statuses)), "repeated status"
+    expect(
+        "INBOX-031",
+        all(a != b for a, b in itertools.pairwise(statuses)),
+        "repeated status",
+        statuses=statuses,
+    )
 
     turns = [e["data"]["turn"] for e in events if e["type"] == "turn/start"]
-    assert turns == list(range(1, len(turns) + 1)), "turn numbers must be 1, 2, 3, …"
+    expect(
+        "INBOX-031",
+        turns == list(range(1, len(turns) + 1)),
+        "turn numbers must be 1, 2, 3, …",
+        turns=turns,
+    )
 
     prompt_at: dict[int, int] = {}
     listeners_of: dict[int, tuple[str, ...]] = {}
@@ -406,11 +464,17 @@ def check_invariants(
         plugin_name = source.get("plugin", "") if isinstance(source, dict) else ""
         if event["type"] in {"user/message", "steering/message", "prompt/blocked"}:
             n = int(plugin_name.removeprefix("rec-"))
-            assert n not in prompt_at, f"record {n} has two fates"
-            assert n not in blocked, f"record {n} has two fates"
+            expect(
+                "INBOX-001", n not in prompt_at and n not in blocked, f"record {n} has two fates"
+            )
             if event["type"] == "prompt/blocked":
                 blocked.add(n)
-                assert data["content"] == pristine[n]["content"], "prompt/blocked is un-rewritten"
+                expect(
+                    "INBOX-013",
+                    data["content"] == pristine[n]["content"],
+                    "prompt/blocked is not the un-rewritten prompt",
+                    event=data,
+                )
                 continue
             prompt_at[n] = index
             steering = event["type"] == "steering/message"
@@ -418,11 +482,24 @@ def check_invariants(
             check_prompt_event(event, pristine[n], listeners_of[n])
         if event["type"] == "context/message" and plugin_name.startswith("rec-"):
             n = int(plugin_name.split("/")[0].removeprefix("rec-"))
-            assert "/pfx-" not in plugin_name, "a prefix context became a context message"
-            assert n in prompt_at, "a context outlived (or preceded) its message"
+            expect(
+                "ENV-059",
+                "/pfx-" not in plugin_name,
+                "a prefix context became a context message",
+                source=source,
+            )
+            expect(
+                "INBOX-021",
+                n in prompt_at,
+                "a context outlived (or preceded) its message",
+                source=source,
+            )
             between = events[prompt_at[n] + 1 : index]
-            assert all(e["type"] == "context/message" for e in between), (
-                "separate contexts must follow their own prompt event"
+            expect(
+                "ENV-056",
+                all(e["type"] == "context/message" for e in between),
+                "separate contexts must follow their own prompt event",
+                source=source,
             )
     for n, at in prompt_at.items():
         if not set(listeners_of[n]) & DROPS_CONTEXTS:
@@ -437,7 +514,13 @@ def check_invariants(
                 if e["type"] == "context/message"
                 and e["data"]["source"].get("plugin", "").startswith(f"rec-{n}/")
             ]
-            assert written == expected, "a message was written without all of its contexts"
+            expect(
+                "INBOX-010",
+                written == expected,
+                "a message was written without all of its contexts",
+                expected=expected,
+                written=written,
+            )
 
 
 def effective_content(listeners: tuple[str, ...], content: Any) -> Any:
@@ -462,19 +545,35 @@ def check_prompt_event(
     if "envelope" in data:
         envelope = data["envelope"]
         delimiters = [i for i, block in enumerate(content) if block == DELIM]
-        assert len(delimiters) == 1, "exactly one delimiter"
+        expect("ENV-053", len(delimiters) == 1, "exactly one delimiter", content=content)
         display = envelope["displayContent"]
-        assert content[delimiters[0] + 1 :] == display, "the delimiter precedes the display content"
+        expect(
+            "ENV-051",
+            content[delimiters[0] + 1 :] == display,
+            "the delimiter precedes the display content",
+            content=content,
+            display=display,
+        )
         for entry in envelope["prefixContexts"]:
             name = entry["source"]["plugin"]
-            assert name == "hook" or "/pfx-" in name, "only prefix contexts are baked"
+            expect(
+                "ENV-057",
+                name == "hook" or "/pfx-" in name,
+                "only prefix contexts are baked",
+                source=entry["source"],
+            )
     else:
         display = content
-    assert display == effective_content(listeners, sent["content"]), (
-        "displayContent is the effective prompt"
+    expect(
+        "ENV-062",
+        display == effective_content(listeners, sent["content"]),
+        "displayContent is the effective prompt",
+        display=display,
+        listeners=listeners,
     )
     if not listeners:
         expected, _ = expected_prompt_data(sent["content"], sent["source"], sent["contexts"])
-        assert {k: v for k, v in data.items() if k != "turn"} == expected, (
-            "the prompt event is not the placement split of the accepted record"
-        )
+        with check("ENV-055"):
+            assert {k: v for k, v in data.items() if k != "turn"} == expected, (
+                "the prompt event is not the placement split of the accepted record"
+            )

@@ -16,6 +16,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dsh_conformance.checks import expect
 from dsh_conformance.conformance.agent_support import surface as surface
 from dsh_conformance.conformance.js_objects import js_ordered
 
@@ -28,6 +29,17 @@ SIDECHAT = {"kind": "plugin", "plugin": "sidechat"}
 def utf8_len(text: str) -> int:
     """UTF-8 bytes as Node's Buffer.byteLength counts them (a lone surrogate is 3)."""
     return len(text.encode("utf-8", "surrogatepass"))
+
+
+def length_capped(text: str, cap: int) -> bool:
+    """Seed level of "length-capped" (SIDE-025, SIDE-031): within *cap* in some usual unit.
+
+    The note caps the handback's length without naming a unit; UTF-8 bytes are this
+    project's choice (D-96, SIDE-055), so the seed check accepts UTF-8 bytes, UTF-16 code
+    units or code points.
+    """
+    units = len(text.encode("utf-16-le", "surrogatepass")) // 2
+    return min(utf8_len(text), units, len(text)) <= cap
 
 
 def canonical_json(value: object) -> str:
@@ -222,6 +234,21 @@ def fork_problems(
     if canonical_json(seed) != canonical_json(parent_before["events"][:length]):
         problems.append("the child's seed is not the parent's prefix")
     return problems
+
+
+def expect_fork(
+    parent_before: JsonLog, parent_after: JsonLog, child: JsonLog, parent_id: str
+) -> None:
+    """fork_problems as three checks: untouched source (SIDE-020), the balanced prefix
+    (SIDE-004), the header stamps (SIDE-005)."""
+    problems = fork_problems(parent_before, parent_after, child, parent_id)
+    shown = {"child header": child["header"], "parent": parent_id}
+    untouched = [p for p in problems if "changed the source" in p]
+    prefix = [p for p in problems if "seed is not" in p]
+    stamps = [p for p in problems if p not in untouched and p not in prefix]
+    expect("SIDE-020", not untouched, "; ".join(untouched), **shown)
+    expect("SIDE-004", not prefix, "; ".join(prefix), **shown)
+    expect("SIDE-005", not stamps, "; ".join(stamps), **shown)
 
 
 def request_problems(requests: Sequence[Mapping[str, Any]], log: JsonLog) -> list[str]:

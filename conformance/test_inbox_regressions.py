@@ -2,7 +2,7 @@
 
 Each case is a shrunk or hand-picked state-machine program; it replays against impl and
 oracle in lockstep and checks every invariant of conformance/inbox_machine.py after each
-step (D-75).
+step (D-75).  Lockstep differences blame REF-007; each invariant blames its own id.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.conformance.casefiles import cases
-from dsh_conformance.conformance.inbox_machine import InboxMachine
+from dsh_conformance.conformance.inbox_machine import BLAMES, InboxMachine
 
 FORMAT = "dsh-agent-program/1"
 RULES = frozenset(
@@ -28,7 +28,11 @@ def load_programs() -> list[Any]:
         pytest.param(
             case,
             id=f"{stem}:{case['id']}",
-            marks=[pytest.mark.req(*case["req"]), pytest.mark.capability("agent")],
+            marks=[
+                pytest.mark.req(*dict.fromkeys([*case["req"], *BLAMES])),
+                pytest.mark.capability("agent"),
+                pytest.mark.differential,
+            ],
         )
         for stem, case in cases(FORMAT)
     ]

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
 from dsh_conformance.adapters.client import Implementation
-from dsh_conformance.conformance.inbox_machine import InboxMachine
+from dsh_conformance.conformance.inbox_machine import BLAMES, InboxMachine
 
-pytestmark = pytest.mark.capability("agent")
+pytestmark = [pytest.mark.capability("agent"), pytest.mark.differential]
 
 SETTINGS = settings(
     max_examples=100,
@@ -39,6 +39,7 @@ SETTINGS = settings(
     "ENV-054",
     "ENV-056",
     "ENV-058",
+    *BLAMES,
 )
 def test_inbox_ownership_state_machine(impl: Implementation, oracle: Implementation) -> None:
     run_state_machine_as_test(  # type: ignore[no-untyped-call]
@@ -46,7 +47,7 @@ def test_inbox_ownership_state_machine(impl: Implementation, oracle: Implementat
     )
 
 
-@pytest.mark.req("ENV-050", "ENV-053", "ENV-055", "ENV-059", "ENV-060", "ENV-062")
+@pytest.mark.req("ENV-050", "ENV-053", "ENV-055", "ENV-059", "ENV-060", "ENV-062", *BLAMES)
 def test_inbox_placement_state_machine(impl: Implementation, oracle: Implementation) -> None:
     run_state_machine_as_test(  # type: ignore[no-untyped-call]
         lambda: InboxMachine(impl, oracle, prefix=True), settings=SETTINGS

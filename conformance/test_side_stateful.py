@@ -16,6 +16,9 @@ Independently of the model (side_invariants.py), after every operation:
 - each successful merge added exactly one capped sidechat context at a position the
   replay reproduces, and failed operations changed no log;
 - no agent's own history, requests or notifications carry another agent's markers.
+
+Comparisons with the reference model blame REF-008 (so the test is differential); each
+invariant above is its own check and blames only the requirement it proves.
 """
 
 from __future__ import annotations
@@ -36,13 +39,16 @@ from hypothesis.stateful import (
 )
 
 from dsh_conformance.adapters.client import Implementation, ImplementationError
+from dsh_conformance.checks import check, expect
 from dsh_conformance.conformance import side_invariants as inv
 from dsh_conformance.conformance.js_objects import js_ordered
 
 pytestmark = [
     pytest.mark.capability("side"),
     pytest.mark.capability("agent"),
+    pytest.mark.differential,
     pytest.mark.req(
+        "REF-008",
         "SIDE-003",
         "SIDE-004",
         "SIDE-005",
@@ -61,8 +67,22 @@ pytestmark = [
         "SIDE-061",
         "SIDE-063",
         "SIDE-065",
+        "SIDE-019",
+        "SIDE-054",
+        "SIDE-055",
+        "SIDE-056",
+        "SIDE-060",
+        "SIDE-062",
     ),
 ]
+
+#: The requirement a failed operation that changed a log breaks (D-102).
+UNCHANGED_ON_FAILURE = {
+    "side.fork": "SIDE-062",
+    "side.frame": "SIDE-054",
+    "side.askHandback": "SIDE-055",
+    "side.mergeBack": "SIDE-061",
+}
 
 OPTIONS: dict[str, Any] = {
     "persona": "Project assistant in {{cwd}}.",
@@ -101,10 +121,22 @@ class SideMachine(RuleBasedStateMachine):
                 outcomes.append(("ok", target.call(op, **args)))
             except ImplementationError as exc:
                 outcomes.append(("error", exc.code))
-        assert outcomes[0] == outcomes[1], f"{op} {args}: {outcomes[0]} != {outcomes[1]}"
+        expect(
+            "REF-008",
+            outcomes[0] == outcomes[1],
+            f"{op} differs from the reference model",
+            args=args,
+            ours=outcomes[0],
+            reference=outcomes[1],
+        )
         kind, value = outcomes[0]
         if kind == "error":
-            assert self.all_logs() == before, f"failed {op} changed a log"
+            expect(
+                UNCHANGED_ON_FAILURE.get(op, "SIDE-061"),
+                self.all_logs() == before,
+                f"failed {op} changed a log",
+                args=args,
+            )
             return ImplementationError(value, op)
         return value
 
@@ -197,12 +229,17 @@ class SideMachine(RuleBasedStateMachine):
         system = self.impl.call("agent.system", agent=source)["system"]
         result = self.both("side.fork", parent=source, child=child, frame=frame)
         if isinstance(result, ImplementationError):
-            assert source in self.disposed
-            assert result.code == "DSH_AGENT_DISPOSED"
+            expect(
+                "SIDE-062",
+                source in self.disposed and result.code == "DSH_AGENT_DISPOSED",
+                "side.fork of a live agent failed",
+                parent=source,
+                code=result.code,
+            )
             return
         self.tags[child] = f"C{len(self.tags)}"
         after_child = self.log(child)
-        assert inv.fork_problems(before, self.log(source), after_child, source) == []
+        inv.expect_fork(before, self.log(source), after_child, source)
         length = after_child["header"]["seedLength"]
         self.children[child] = {
             "parent": source,
@@ -210,7 +247,13 @@ class SideMachine(RuleBasedStateMachine):
             "system": system,
             "framed": frame,
         }
-        assert result["seedLength"] == length
+        expect(
+            "SIDE-005",
+            result["seedLength"] == length,
+            "side.fork reports another seedLength",
+            result=result,
+            header=after_child["header"],
+        )
 
     @precondition(lambda self: bool(self.children))
     @rule(data=st.data())
@@ -284,25 +327,48 @@ class SideMachine(RuleBasedStateMachine):
         result = self.both("side.mergeBack", **args)
         if isinstance(result, ImplementationError):
             return
-        assert parent == self.children[child]["parent"]
+        expect(
+            "SIDE-061",
+            parent == self.children[child]["parent"],
+            "a merge into another session's child succeeded",
+            parent=parent,
+            child=child,
+        )
         limit = 4096 if cap is None else cap
         self.merges.setdefault(parent, []).append((child, limit))
-        assert inv.utf8_len(result["text"]) <= limit
-        assert result["text"].startswith(HEADING)
-        after = self.log(parent)
-        assert after["events"][: len(before["events"])] == before["events"]
-        new = after["events"][len(before["events"]) :]
-        if result["deferred"]:
-            assert new == []
-            return
-        assert [e["type"] for e in new] in (
-            ["context/message"],
-            ["turn/start", "context/message", "turn/end"],
+        merged = result["text"]
+        expect(
+            "SIDE-025",
+            inv.length_capped(merged, limit),
+            "the merge is not length-capped",
+            cap=limit,
+            text=merged,
         )
-        context = inv.sidechat_contexts(new)
-        assert len(context) == 1
-        assert context[0]["seq"] == result["seq"]
-        assert inv.text_of(context[0]["data"]["content"]) == result["text"]
+        expect(
+            "SIDE-055",
+            inv.utf8_len(merged) <= limit,
+            "over the cap in UTF-8 bytes",
+            cap=limit,
+            text=merged,
+        )
+        expect(
+            "SIDE-056", merged.startswith(HEADING), "the profile's heading is missing", text=merged
+        )
+        after = self.log(parent)
+        new = after["events"][len(before["events"]) :]
+        with check("SIDE-025", result=result, new=new):
+            assert after["events"][: len(before["events"])] == before["events"]
+            if result["deferred"]:
+                assert new == []
+                return
+            assert [e["type"] for e in new] in (
+                ["context/message"],
+                ["turn/start", "context/message", "turn/end"],
+            )
+            context = inv.sidechat_contexts(new)
+            assert len(context) == 1
+            assert context[0]["seq"] == result["seq"]
+            assert inv.text_of(context[0]["data"]["content"]) == merged
 
     @rule(data=st.data(), summary=st.sampled_from(["short", "a longer summary"]))
     def compact(self, data: st.DataObject, summary: str) -> None:
@@ -323,25 +389,49 @@ class SideMachine(RuleBasedStateMachine):
         for aid in self.tags:
             for op in ("agent.log", "agent.requests", "agent.notifications", "agent.state"):
                 a, b = (t.call(op, agent=aid) for t in self.targets)
-                assert dump(a) == dump(b), f"{op} of {aid!r} differs from the reference model"
+                expect(
+                    "REF-008",
+                    dump(a) == dump(b),
+                    f"{op} of {aid!r} differs from the reference model",
+                    ours=a,
+                    reference=b,
+                )
 
     @invariant()
     def children_keep_their_seed_and_framing(self) -> None:
         for child, info in self.children.items():
             session = self.log(child)
             length = session["header"]["seedLength"]
-            assert session["header"]["parentSession"] == info["parent"]
-            assert session["events"][:length] == info["seed"]
+            expect(
+                "SIDE-005",
+                session["header"]["parentSession"] == info["parent"],
+                "parentSession changed",
+                child=child,
+                header=session["header"],
+            )
+            expect(
+                "SIDE-004",
+                session["events"][:length] == info["seed"],
+                "the child's seed changed",
+                child=child,
+            )
             if info["framed"]:
-                assert inv.framing_problems(session) == []
+                problems = inv.framing_problems(session)
+                expect("SIDE-024", problems == [], "; ".join(problems), child=child)
             for request in self.impl.call("agent.requests", agent=child):
-                assert request["system"] == info["system"]
+                expect(
+                    "SIDE-008",
+                    request["system"] == info["system"],
+                    "a child request's system prompt differs from the parent's",
+                    child=child,
+                )
 
     @invariant()
     def requests_replay_their_logs(self) -> None:
         for aid in self.tags:
             requests = self.impl.call("agent.requests", agent=aid)
-            assert inv.request_problems(requests, self.log(aid)) == []
+            problems = inv.request_problems(requests, self.log(aid))
+            expect("SIDE-010", problems == [], "; ".join(problems), agent=aid)
 
     @invariant()
     def merges_are_single_capped_contexts(self) -> None:
@@ -350,16 +440,46 @@ class SideMachine(RuleBasedStateMachine):
             start = session["header"].get("seedLength") or 0  # inherited handbacks
             handbacks = [e for e in session["events"][start:] if inv.is_handback(e)]
             in_batch = self.impl.call("agent.state", agent=parent)["toolBatch"]
-            if in_batch:
-                assert len(handbacks) <= len(merges)
-            else:
-                assert len(handbacks) == len(merges)
+            counted = len(handbacks) <= len(merges) if in_batch else len(handbacks) == len(merges)
+            expect(
+                "SIDE-025",
+                counted,
+                "not one handback context per merge",
+                parent=parent,
+                handbacks=len(handbacks),
+                merges=len(merges),
+            )
             for event, (child, cap) in zip(handbacks, merges, strict=False):
-                assert event["data"]["meta"]["sessionId"] == child
-                assert inv.utf8_len(inv.text_of(event["data"]["content"])) <= cap
+                merged = inv.text_of(event["data"]["content"])
+                expect(
+                    "SIDE-060",
+                    event["data"]["meta"]["sessionId"] == child,
+                    "the handback meta does not name its child",
+                    meta=event["data"]["meta"],
+                )
+                expect(
+                    "SIDE-031",
+                    inv.length_capped(merged, cap),
+                    "a merge is not capped",
+                    cap=cap,
+                    text=merged,
+                )
+                expect(
+                    "SIDE-055",
+                    inv.utf8_len(merged) <= cap,
+                    "over the cap in UTF-8 bytes",
+                    cap=cap,
+                    text=merged,
+                )
         for aid in self.tags:
             types = [e["type"] for e in self.log(aid)["events"]]
-            assert not [t for t in types if t.startswith("sidechat/")]
+            expect(
+                "SIDE-019",
+                not [t for t in types if t.startswith("sidechat/")],
+                "a sidechat/* event",
+                agent=aid,
+                types=types,
+            )
 
     @invariant()
     def no_cross_talk(self) -> None:
@@ -368,11 +488,18 @@ class SideMachine(RuleBasedStateMachine):
             start = session["header"].get("seedLength") or 0 if aid in self.children else 0
             own = [e for e in session["events"][start:] if not inv.is_handback(e)]
             notifications = self.impl.call("agent.notifications", agent=aid)
-            assert all(n["agent"] == aid for n in notifications)
+            expect(
+                "SIDE-065",
+                all(n["agent"] == aid for n in notifications),
+                "a notification of another agent",
+                agent=aid,
+            )
             text = dump(own) + dump(notifications)
             for other, tag in self.tags.items():
                 if other != aid:
-                    assert f"\u27e6{tag}:" not in text, f"{other!r} leaked into {aid!r}"
+                    expect(
+                        "SIDE-026", f"\u27e6{tag}:" not in text, f"{other!r} leaked into {aid!r}"
+                    )
 
 
 def test_side_sessions_stateful(impl: Implementation, oracle: Implementation) -> None:
