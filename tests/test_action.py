@@ -102,13 +102,13 @@ def test_a_failing_run_still_writes_the_summary(tmp_path: Path) -> None:
         tmp_path,
         {
             "adapter": "python:fauxmplementations:unescaped_lt",
-            "args": "--hypothesis-profile quick --requirement SER-004",
+            "args": "--hypothesis-profile quick --requirement SER-001",
             "report-dir": "out",
         },
     )
     assert ran == [("Run the conformance suite", 1), ("Write the step summary", 0)]
     assert summary.startswith("## dsh-conformance: faux: unescaped")
-    assert "| SER-004 | MUST | ❌ fail |" in summary
+    assert "| SER-001 | seed | MUST | ❌ fail |" in summary
     assert (tmp_path / "out" / "report.html").is_file()
 
 
