@@ -48,7 +48,7 @@ def _reject_constant(token: str) -> Any:
 
 def encode(message: Mapping[str, Any]) -> bytes:
     """One protocol line (``JSON.stringify`` + ``\\n``) as UTF-8 bytes."""
-    return (jsstr.stringify(message) + "\n").encode("utf-8")
+    return jsstr.stringify_bytes(message, b"\n")
 
 
 def decode(line: bytes) -> dict[str, Any]:

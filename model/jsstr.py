@@ -308,6 +308,19 @@ def stringify(value: object) -> str:
     return "".join(parts)
 
 
+def stringify_bytes(value: object, suffix: bytes = b"") -> bytes:
+    """UTF-8 bytes of ``stringify(value)`` followed by *suffix* (one copy fewer than
+    encoding ``stringify``'s text: what the protocol writes)."""
+    if _plain(value, 0):
+        try:
+            return orjson.dumps(value) + suffix
+        except TypeError:
+            pass
+    parts: list[str] = []
+    _write(value, parts, set())
+    return "".join(parts).encode("utf-8") + suffix
+
+
 #: Nesting deeper than this goes to the exact path (which also detects cycles).
 _PLAIN_DEPTH: Final = 64
 _SAFE_INT: Final = 2**53
