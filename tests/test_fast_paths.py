@@ -110,3 +110,8 @@ def test_wire_decode_fast_path_matches_the_exact_parser(value: object) -> None:
 def test_wire_decode_keeps_the_exact_parser_where_orjson_differs(text: bytes) -> None:
     expected = jsstr.canonical_value(json.loads(text.decode("utf-8")))
     assert wire.decode(text) == expected
+
+
+@given(json_values())
+def test_stringify_bytes_is_the_utf8_of_stringify(value: object) -> None:
+    assert jsstr.stringify_bytes(value, b"\n") == jsstr.stringify(value).encode("utf-8") + b"\n"
