@@ -78,8 +78,6 @@ def parse(text: str) -> ParsedText:
     if not isinstance(text, str):
         raise DshError(ErrorCode.INVALID_ARGUMENT, "text must be a string")
     text = jsstr.canonical(text)
-    if "dsh-session:" not in text:
-        return ParsedText(text, ())
     found: list[Reference] = []
     out: list[str] = []
     pos = 0
@@ -92,6 +90,8 @@ def parse(text: str) -> ParsedText:
         if scheme < pos:
             scheme = text.find("dsh-session:", pos)
             if scheme < 0:
+                if not pos:
+                    return ParsedText(text, ())  # no mention at all: no copy
                 break
         bracket = text.find("@[", pos, scheme)
         start = scheme if bracket < 0 else bracket
