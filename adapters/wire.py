@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final
 
+import orjson
+
 from dsh_conformance.adapters.contract import PROTOCOL_VERSION, AdapterFault
 from dsh_conformance.model import jsstr
 
@@ -34,13 +36,19 @@ MESSAGE_KINDS: Final = (
 DEFAULT_MAX_REPLY_BYTES: Final = 16 * 1024 * 1024
 
 
+#: Lines up to this size try orjson first (a longer line is scanned once, by the exact path).
+_FAST_LINE: Final = 1 << 16
+#: orjson reads an integer beyond 64 bits as a float; Python's json keeps it exact.
+_LONG_DIGITS: Final = re.compile(rb"[0-9]{16}")
+
+
 def _reject_constant(token: str) -> Any:
     raise ValueError(f"{token} is not JSON")
 
 
 def encode(message: Mapping[str, Any]) -> bytes:
     """One protocol line (``JSON.stringify`` + ``\\n``) as UTF-8 bytes."""
-    return (jsstr.stringify(message) + "\n").encode("utf-8")
+    return jsstr.stringify_bytes(message, b"\n")
 
 
 def decode(line: bytes) -> dict[str, Any]:
@@ -48,6 +56,16 @@ def decode(line: bytes) -> dict[str, Any]:
 
     Raise ``AdapterFault("garbage", …)`` for anything that is not one UTF-8 JSON object.
     """
+    if len(line) <= _FAST_LINE and not _LONG_DIGITS.search(line):
+        try:
+            fast = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            pass  # lone-surrogate escapes, non-finite numbers, garbage: the exact path decides
+        else:
+            # orjson refuses lone-surrogate escapes and combines escaped pairs, so what it
+            # accepts is already canonical.
+            if isinstance(fast, dict):
+                return fast
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:

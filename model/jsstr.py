@@ -18,6 +18,7 @@ import binascii
 import json
 import math
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, TypeAlias
 
@@ -53,11 +54,17 @@ def canonical(s: str) -> str:
 
 
 def has_surrogate(s: str) -> bool:
-    """Whether *s* holds any surrogate code point (C-speed: strict UTF-8 refuses them)."""
+    """Whether *s* holds any surrogate code point (C-speed: strict UTF-16/32 refuse them).
+
+    A strict encoder is the fastest exact scan CPython offers; UTF-16 is a near copy of a
+    string stored in 1 or 2 bytes per character, UTF-32 of one stored in 4 (which
+    ``sys.getsizeof`` reveals; either codec gives the same answer, only speed differs).
+    """
     if s.isascii():
         return False
+    codec = "utf-32-le" if sys.getsizeof(s) >= 4 * len(s) + 72 else "utf-16-le"
     try:
-        s.encode("utf-8")
+        s.encode(codec)
     except UnicodeEncodeError:
         return True
     return False
@@ -176,9 +183,39 @@ def quote_bytes(s: str) -> bytes:
     try:
         return orjson.dumps(s)
     except TypeError:
-        out = json.dumps(canonical(s), ensure_ascii=False)
-        out = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
-        return out.encode("utf-8")
+        # Split around the lone surrogates (a capturing split alternates text, surrogate)
+        # and let orjson spell the well-formed runs between them.
+        # A high surrogate, an empty run and a low one are a pair (a non-canonical *s*):
+        # that is one astral character, written raw.
+        parts = _LONE_SURROGATE_SPLIT.split(s)
+        out = [b'"']
+        paired = False
+        for i, part in enumerate(parts):
+            if not i % 2:
+                if part:
+                    out.append(orjson.dumps(part)[1:-1])
+            elif paired:
+                paired = False
+            elif (
+                part < "\udc00"
+                and i + 2 < len(parts)
+                and not parts[i + 1]
+                and parts[i + 2] >= "\udc00"
+            ):
+                out.append(
+                    (part + parts[i + 2])
+                    .encode("utf-16-le", "surrogatepass")
+                    .decode("utf-16-le")
+                    .encode()
+                )
+                paired = True
+            else:
+                out.append(b"\\u%04x" % ord(part))
+        out.append(b'"')
+        return b"".join(out)
+
+
+_LONE_SURROGATE_SPLIT: Final = re.compile("([\ud800-\udfff])")
 
 
 def number_to_string(x: float | int) -> str:
@@ -261,9 +298,62 @@ def stringify(value: object) -> str:
     (``UNDEFINED`` at top level, sets, bytes, non-string keys, cycles) raise
     ``DshError(JSON_NOT_SERIALIZABLE)``.
     """
+    if _plain(value, 0):
+        try:
+            return orjson.dumps(value).decode("utf-8")
+        except TypeError:  # a lone surrogate or UNDEFINED somewhere: the exact path decides
+            pass
     parts: list[str] = []
     _write(value, parts, set())
     return "".join(parts)
+
+
+def stringify_bytes(value: object, suffix: bytes = b"") -> bytes:
+    """UTF-8 bytes of ``stringify(value)`` followed by *suffix* (one copy fewer than
+    encoding ``stringify``'s text: what the protocol writes)."""
+    if _plain(value, 0):
+        try:
+            return orjson.dumps(value) + suffix
+        except TypeError:
+            pass
+    parts: list[str] = []
+    _write(value, parts, set())
+    return "".join(parts).encode("utf-8") + suffix
+
+
+#: Nesting deeper than this goes to the exact path (which also detects cycles).
+_PLAIN_DEPTH: Final = 64
+_SAFE_INT: Final = 2**53
+
+
+def _plain(value: object, depth: int) -> bool:
+    """Whether orjson writes *value* exactly as ``JSON.stringify`` does: only ``dict``,
+    ``list``, ``tuple``, ``str``, ``bool``, ``None`` and safe integers, and no key that
+    starts with a digit (an array index would move to the front).  Floats are left to
+    ``number_to_string``: orjson spells ``1e+21`` and ``1.0`` differently.  Strings are
+    not scanned here: orjson refuses a lone surrogate, which falls back."""
+    kind = type(value)
+    if kind is str or kind is bool or value is None:
+        return True
+    if kind is int:
+        return -_SAFE_INT <= value <= _SAFE_INT  # type: ignore[operator]
+    if depth > _PLAIN_DEPTH:
+        return False
+    if kind is dict:
+        for key, item in value.items():  # type: ignore[attr-defined]
+            if type(key) is not str or key[:1].isdigit():
+                return False
+            item_kind = type(item)
+            if item_kind is not str and not _plain(item, depth + 1):
+                return False
+        return True
+    if kind is list or kind is tuple:
+        # A loop, not all(): the generator costs more than the check on small arrays.
+        for item in value:  # type: ignore[attr-defined]  # noqa: SIM110
+            if type(item) is not str and not _plain(item, depth + 1):
+                return False
+        return True
+    return False
 
 
 def _write(value: object, out: list[str], active: set[int]) -> None:

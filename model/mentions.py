@@ -78,19 +78,23 @@ def parse(text: str) -> ParsedText:
     if not isinstance(text, str):
         raise DshError(ErrorCode.INVALID_ARGUMENT, "text must be a string")
     text = jsstr.canonical(text)
-    if "dsh-session:" not in text:
-        return ParsedText(text, ())
     found: list[Reference] = []
     out: list[str] = []
     pos = 0
     # A match can only start at "@[" or at the scheme, so try the pattern only there, in
     # order: the same leftmost scan as a global regex replace, without visiting every
-    # character of a long text.
+    # character of a long text.  Every match contains the scheme, so an "@[" matters only
+    # before the next scheme: each stretch of text is searched for it once.
+    scheme = -1
     while True:
-        starts = [i for i in (text.find("@[", pos), text.find("dsh-session:", pos)) if i >= 0]
-        if not starts:
-            break
-        start = min(starts)
+        if scheme < pos:
+            scheme = text.find("dsh-session:", pos)
+            if scheme < 0:
+                if not pos:
+                    return ParsedText(text, ())  # no mention at all: no copy
+                break
+        bracket = text.find("@[", pos, scheme)
+        start = scheme if bracket < 0 else bracket
         match = _PATTERN.match(text, start)
         if match is None:
             out.append(text[pos : start + 1])

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal, TypeGuard
 
-from attrs import frozen
+from attrs import field, frozen
 
 from dsh_conformance.model import jsstr
 from dsh_conformance.model.errors import DshError, ErrorCode
@@ -33,6 +33,9 @@ class ProjectedItem:
     role: Role
     text: str
     checkpoint: bool = False
+    #: ``Buffer.byteLength(text)`` when projection learned it (-1: not known).  Retention
+    #: counts dropped messages with it instead of encoding each text a second time.
+    length: int = field(default=-1, eq=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
         return {"role": self.role, "text": self.text, "checkpoint": self.checkpoint}
@@ -85,15 +88,24 @@ def _blocks(event: Event, value: object, what: str) -> Sequence[Mapping[str, Any
     return value
 
 
-def _text(event: Event, blocks: Sequence[Mapping[str, Any]]) -> str:
-    """``text_content`` of already-validated blocks, with a one-block fast path."""
+def _text(event: Event, blocks: Sequence[Mapping[str, Any]]) -> tuple[str, int]:
+    """``text_content`` of already-validated blocks and its UTF-8 length, with a
+    one-block fast path.  One strict UTF-8 encoding both proves the text has no surrogate
+    (so it is canonical) and counts its bytes; only a text with surrogates pays more."""
     if len(blocks) == 1:
         block = blocks[0]
         text = block.get("text")
-        if block.get("type") == "text" and type(text) is str:
-            return jsstr.canonical(text)
-        return ""
-    return text_content(blocks)
+        if block.get("type") != "text" or type(text) is not str:
+            return "", 0
+    else:
+        text = text_content(blocks)
+    if text.isascii():
+        return text, len(text)
+    try:
+        return text, len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        text = jsstr.canonical(text)
+        return text, jsstr.utf8_length(text)
 
 
 def _display(event: Event, data: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
@@ -128,8 +140,8 @@ def project_event(event: Event) -> ProjectedItem | None:
     """The item one surface event projects to, or None (PROJ-001, PROJ-004, PROJ-008, D-31)."""
     type_ = event.type
     if type_ == "assistant/message":
-        text = _text(event, _blocks(event, _data(event).get("content"), "content"))
-        return ProjectedItem("assistant", text) if text else None
+        text, length = _text(event, _blocks(event, _data(event).get("content"), "content"))
+        return ProjectedItem("assistant", text, False, length) if text else None
     if type_ not in _PROMPTS:
         return None  # tool/result, context/message, and anything else: never projected
     data = _data(event)
@@ -138,8 +150,8 @@ def project_event(event: Event) -> ProjectedItem | None:
     checkpoint = type_ == "user/message" and is_compact_checkpoint_source(source)
     if not checkpoint and not is_user_source(source):
         return None
-    text = _text(event, _display(event, data))
-    return ProjectedItem("user", text, checkpoint) if text else None
+    text, length = _text(event, _display(event, data))
+    return ProjectedItem("user", text, checkpoint, length) if text else None
 
 
 def project(surface: Iterable[Event]) -> tuple[ProjectedItem, ...]:

@@ -212,7 +212,7 @@ def retain(
         count += 1
     retained = [kept[i] for i in sorted(kept)]
     dropped = [p for i, p in enumerate(original) if i not in kept]
-    dropped_bytes = sum(byte_length(p.text) for p in dropped)
+    dropped_bytes = sum(p.length if p.length >= 0 else byte_length(p.text) for p in dropped)
 
     # Phase 2: slice the longest remaining text (first of equals) until the object fits.
     size = _size(fixed, total, count)

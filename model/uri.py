@@ -61,7 +61,8 @@ def decode(uri: str) -> str:
         raise _invalid(uri) from exc
     if not isinstance(value, str):
         raise _invalid(uri)
-    value = jsstr.canonical(value)
+    # Already canonical: the UTF-8 payload holds no raw surrogate, and both parsers combine
+    # an escaped high+low pair into one code point (tests/test_uri_fast.py checks it).
     # base64 decoding was already canonical, so comparing the JSON bytes is the full
     # "encode(value) == uri" check (D-6).
     if jsstr.quote_bytes(value) != raw:

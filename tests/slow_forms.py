@@ -120,3 +120,32 @@ def utf8_length(s: str) -> int:
         else:
             total += 4
     return total
+
+
+def has_surrogate(s: str) -> bool:
+    """Any code point in U+D800..U+DFFF."""
+    return any(0xD800 <= ord(c) <= 0xDFFF for c in s)
+
+
+def parse_mentions(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """A mention parse as one plain global regex scan (``search`` from every position):
+    the form ``model/mentions.parse`` must agree with.  Returns (text, [(id, label)])."""
+    from dsh_conformance.model import mentions, uri
+
+    text = jsstr.canonical(text)
+    out: list[str] = []
+    found: list[tuple[str, str]] = []
+    pos = 0
+    while True:
+        match = mentions._PATTERN.search(text, pos)
+        if match is None:
+            break
+        raw_label, markdown_uri, bare_uri = match.groups()
+        sid = uri.decode(markdown_uri if markdown_uri is not None else bare_uri)
+        label = mentions.unescape_label(raw_label) if markdown_uri is not None else sid
+        found.append((sid, label))
+        out.append(text[pos : match.start()])
+        out.append("@" + label)
+        pos = match.end()
+    out.append(text[pos:])
+    return "".join(out), found

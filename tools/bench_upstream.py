@@ -1,84 +1,512 @@
-"""Preparation speed: the reference model vs the published release, on the same input.
+"""Side by side: the reference model vs the published release, on the same inputs.
 
-    python tools/bench_upstream.py [--repeat N]
+    python tools/bench_upstream.py [--rounds N] [--seconds S] [--out reports/performance.md]
 
-The input is the preparation benchmark's source (tests/benchmarks/test_bench_prepare.py):
-one session of 10,000 alternating user/assistant messages, ~20 MB of text, prepared under
-the default 64 KiB cap.  Reported, as medians:
+Each row is a sequence of adapter operations (``uri.encode``, ``retention.retain``, …)
+with fixed arguments.  The model runs them through the in-process reference adapter in a
+Python timing loop; the release runs them through the upstream adapter's own op handlers
+(adapters/upstream/*.mjs, the published npm packages) in a Node timing loop
+(tools/bench_upstream.mjs), so neither side pays for process start-up or the protocol.
+Rounds alternate model and upstream on every row; each side's first result must be
+identical (as JSON) before anything is timed.  The result is the ratio model / upstream
+(below 1.0: the model is faster), the median over rounds with its range.
 
-* reference: ``read_log`` (surface fold) + ``prepare`` in Python, the benchmark's ``run``;
-* upstream in Node: the adapter's ``prepare`` op timed inside the shim (``meta.bench``):
-  building the real in-memory SessionStore from the log (10,000 validated appends), the
-  real query engine's fold, and the published resolver's prepare; no protocol cost;
-* upstream end to end: the same op through the protocol (20 MB of JSON each way in).
+Two more rows have no upstream counterpart: the subprocess transport (pipelined calls to
+the served reference model vs a bare JSON-lines echo process) and retention against one
+linear pass over the text bytes.  The peak memory of preparing a large source is measured
+in a child process.  ``--out`` writes the table as Markdown (reports/performance.md).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import os
+import json
+import platform
 import statistics
+import subprocess
+import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+NODE_DRIVER = ROOT / "tools" / "bench_upstream.mjs"
+
+Calls = list[tuple[str, dict[str, Any]]]
 
 
-def load_bench() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "bench_prepare", ROOT / "tests" / "benchmarks" / "test_bench_prepare.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+# --- inputs ---------------------------------------------------------------------------------
+
+ID_SHORT = "source-session"
+ID_1K = ('session/引号"\\\n' * 80)[:1024]
+ID_1K_LONE = ID_1K[:500] + "\ud800" + ID_1K[501:]
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--messages", type=int, default=10_000, help="source size (default 10,000)")
-    options = parser.parse_args()
-    from dsh_conformance.adapters.client import Implementation
-    from dsh_conformance.adapters.registry import resolve
+def mention_text() -> str:
+    """64 KiB of prose with three mentions (tests/benchmarks/test_bench_uri.py)."""
+    from dsh_conformance.model import mentions, uri
 
-    bench = load_bench()
-    log, total = bench.big_log(options.messages)
-    reference = []
-    for _ in range(options.repeat):
-        start = time.perf_counter()
-        bench.run(log)
-        reference.append((time.perf_counter() - start) * 1000)
-    session = {"header": log.header.to_json(), "events": [e.to_json() for e in log.events]}
-    args = {
-        "target": {"id": "target"},
-        "content": bench.CONTENT,
-        "references": [{"sessionId": log.header.id}],
-        "sessions": {log.header.id: session},
+    mention = mentions.format_mention("source-session", "Source")
+    filler = "lorem ipsum dolor sit amet, 引号 consectetur [x](y) @ not-a-mention " * 300
+    chunk = filler[: 64 * 1024 // 3]
+    return chunk + mention + chunk + uri.encode("b") + " " + chunk + mention
+
+
+def session_json(messages: int, size: int = 2_000) -> dict[str, Any]:
+    """A source of alternating user/assistant messages of about *size* bytes each."""
+    filler = "lorem ipsum <dolor> sit amet 界 " * (size // 20)
+    events: list[dict[str, Any]] = []
+    for i in range(messages):
+        text = (f"message {i}: " + filler)[:size]
+        block = [{"type": "text", "text": text}]
+        if i % 2 == 0:
+            data: dict[str, Any] = {"content": block, "source": {"kind": "user"}}
+            type_ = "user/message"
+        else:
+            data = {"turn": i, "step": 0, "content": block}
+            type_ = "assistant/message"
+        events.append({"type": type_, "seq": i, "time": i, "data": data, "surfaceOp": "append"})
+    return {"header": {"version": 0, "id": "big", "createdAt": 1, "cwd": "/w"}, "events": events}
+
+
+def snapshot_json(messages: int) -> dict[str, Any]:
+    session = session_json(messages)
+    header = session["header"]
+    return {
+        "session": {"id": header["id"], "cwd": header["cwd"]},
+        "capturedThroughSeq": messages - 1,
+        "events": session["events"],
     }
-    os.environ.setdefault("DSH_UPSTREAM_TIMEOUT", "600")
-    impl = Implementation(resolve("upstream"))
+
+
+def rows(quick: bool) -> list[tuple[str, Calls]]:
+    """(row name, call sequence) for every model-vs-upstream row."""
+    from dsh_conformance.model import uri
+
+    out: list[tuple[str, Calls]] = []
+    for what, sid in (
+        ("short id", ID_SHORT),
+        ("1 KiB id", ID_1K),
+        ("1 KiB id, one lone surrogate", ID_1K_LONE),
+    ):
+        calls: Calls = [("uri.encode", {"sessionId": sid}), ("uri.decode", {"uri": uri.encode(sid)})]
+        out.append((f"URI encode + decode, {what}", calls))
+    out.append(("mention parse, 64 KiB text, 3 mentions", [("mention.parse", {"text": mention_text()})]))
+    # Upstream's retention is quadratic (~4 s at 250 messages, ~15 s at 500 here).
+    sizes = (250,) if quick else (250, 500)
+    retained = _model_call("retention.retain", {"snapshot": snapshot_json(1000)})
+    out.append(
+        ("tag-safe serialization, 64 KiB data object", [("json.tagSafe", {"value": retained["data"]})])
+    )
+    out.append(("projection, 1,000 messages", [("projection.project", {"snapshot": snapshot_json(1000)})]))
+    for n in sizes:
+        calls = [("retention.retain", {"snapshot": snapshot_json(n)})]
+        out.append((f"retention, {n:,} messages of ~2 KB, 64 KiB cap", calls))
+    session = session_json(250)  # upstream builds its real store: ~5 s per call at 250
+    prepare_args = {
+        "target": {"id": "target"},
+        "content": [{"type": "text", "text": "what did @big decide?"}],
+        "references": [{"sessionId": "big"}],
+        "sessions": {"big": session},
+    }
+    out.append(("preparation, 250 messages of ~2 KB", [("prepare", prepare_args)]))
+    return out
+
+
+# --- the two timing loops -------------------------------------------------------------------
+
+_ADAPTER: Any = None
+
+
+def _model_call(op: str, args: dict[str, Any]) -> Any:
+    global _ADAPTER
+    if _ADAPTER is None:
+        from dsh_conformance.adapters.reference import ReferenceAdapter
+
+        _ADAPTER = ReferenceAdapter()
+    return _ADAPTER.call(op, args)
+
+
+def time_model(calls: Calls, n: int) -> float:
+    """Seconds for *n* runs of the call sequence in the reference adapter, in-process."""
+    call = _model_call
+    start = time.perf_counter()
+    for _ in range(n):
+        for op, args in calls:
+            call(op, args)
+    return time.perf_counter() - start
+
+
+class Node:
+    """The Node timing loop (tools/bench_upstream.mjs), one long-lived process."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            ["node", str(NODE_DRIVER)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            cwd=ROOT,
+        )
+
+    def run(self, calls: Calls, n: int) -> tuple[Any, float]:
+        from dsh_conformance.model import jsstr
+
+        assert self.process.stdin is not None and self.process.stdout is not None
+        request = {"calls": [[op, args] for op, args in calls], "n": n}
+        self.process.stdin.write((jsstr.stringify(request) + "\n").encode())
+        self.process.stdin.flush()
+        reply = jsstr.canonical_value(json.loads(self.process.stdout.readline()))
+        assert isinstance(reply, dict)
+        if "error" in reply:
+            raise RuntimeError(f"upstream failed: {reply['error']}")
+        return reply["result"], float(reply["seconds"])
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait(timeout=30)
+
+
+def comparable(op: str, result: Any) -> Any:
+    """What must be identical on both sides.  For ``prepare`` that is the prompt text the
+    model receives (the release returns its context without placement and metadata, a
+    known divergence: adapters/expectations/upstream.toml)."""
+    if op == "prepare":
+        return [block["text"] for block in result["contexts"][0]["content"]]
+    return result
+
+
+def check_identical(name: str, calls: Calls, node: Node) -> float:
+    """Fail unless both sides give the same result; return upstream's time for one run."""
+    from dsh_conformance.model import jsstr
+
+    model_result: Any = None
+    for op, args in calls:
+        model_result = _model_call(op, args)
+    upstream_result, once = node.run(calls, 1)
+    op = calls[-1][0]
+    ours = jsstr.stringify(comparable(op, model_result))
+    theirs = jsstr.stringify(comparable(op, upstream_result))
+    if ours != theirs:
+        raise SystemExit(f"{name}: model and upstream disagree; nothing timed")
+    return once
+
+
+#: An upstream call slower than this (seconds) is timed once, not in rounds.
+SLOW_CALL = 0.5
+
+
+def calibrate(timer: Callable[[int], float], budget: float) -> int:
+    """Iterations that take about *budget* seconds."""
+    n = 1
+    while True:
+        spent = timer(n)
+        if spent >= budget / 4 or n >= 1 << 22:
+            return max(1, int(n * budget / max(spent, 1e-9)))
+        n *= 4
+
+
+def compare(
+    name: str, calls: Calls, node: Node, rounds: int, budget: float
+) -> dict[str, Any]:
+    once = check_identical(name, calls, node)
+    n_model = calibrate(lambda n: time_model(calls, n), budget)
+    # Upstream's quadratic retention takes seconds per call: its one checked run is its
+    # timing (the ratio is then far below 1.0 for any noise).
+    slow = once > SLOW_CALL
+    n_node = 1 if slow else calibrate(lambda n: node.run(calls, n)[1], budget)
+    ratios, model_times, node_times = [], [], []
+    for _ in range(rounds):
+        ours = time_model(calls, n_model) / n_model
+        theirs = once if slow else node.run(calls, n_node)[1] / n_node
+        model_times.append(ours)
+        node_times.append(theirs)
+        ratios.append(ours / theirs)
+    return {
+        "row": name,
+        "ratio": statistics.median(ratios),
+        "low": min(ratios),
+        "high": max(ratios),
+        "model_us": statistics.median(model_times) * 1e6,
+        "upstream_us": statistics.median(node_times) * 1e6,
+    }
+
+
+# --- rows without an upstream counterpart --------------------------------------------------
+
+ECHO_LOOP = """
+import os, sys
+import orjson
+out = sys.stdout.buffer
+buffer = b""
+while True:
+    chunk = os.read(0, 1 << 16)
+    if not chunk:
+        break
+    buffer += chunk
+    *lines, buffer = buffer.split(b"\\n")
+    replies = []
+    for line in lines:
+        request = orjson.loads(line)
+        replies.append(orjson.dumps({"id": request["id"], "result": request["args"]["sessionId"]}))
+    if replies:
+        out.write(b"\\n".join(replies) + b"\\n")
+        out.flush()
+"""
+
+
+def transport(rounds: int, batch: int = 2000) -> dict[str, Any]:
+    """Pipelined ``uri.encode`` calls through the subprocess adapter vs a bare echo.
+
+    The echo child parses each request line with orjson and answers ``{id, result}``;
+    the client writes the same number of orjson-encoded request lines and parses every
+    reply: the cheapest JSON-lines exchange Python can do, with no validation or model.
+    """
+    import orjson
+
+    from dsh_conformance.adapters.subprocess import SubprocessAdapter
+
+    calls = [("uri.encode", {"sessionId": f"session-{i}"}) for i in range(batch)]
+    adapter = SubprocessAdapter([sys.executable, "-m", "dsh_conformance.adapters.serve"])
+    adapter.handshake()
+    echo = subprocess.Popen(
+        [sys.executable, "-c", ECHO_LOOP], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert echo.stdin is not None and echo.stdout is not None
+
+    def run_echo() -> float:
+        assert echo.stdin is not None and echo.stdout is not None
+        start = time.perf_counter()
+        data = b"".join(
+            orjson.dumps({"id": i, "op": op, "args": args}) + b"\n"
+            for i, (op, args) in enumerate(calls)
+        )
+        echo.stdin.write(data)
+        echo.stdin.flush()
+        for _ in range(batch):
+            orjson.loads(echo.stdout.readline())
+        return time.perf_counter() - start
+
+    def run_adapter() -> float:
+        start = time.perf_counter()
+        adapter.call_many(calls)
+        return time.perf_counter() - start
+
     try:
-        result = impl.call("prepare", **args)
-        stats = result["contexts"][0]["source"]["references"][0]
-        assert stats["originalMessages"] == options.messages
-        inside = impl.call("meta.bench", op="prepare", args=args, repeat=options.repeat)["millis"]
-        end_to_end = []
-        for _ in range(options.repeat):
-            start = time.perf_counter()
-            impl.call("prepare", **args)
-            end_to_end.append((time.perf_counter() - start) * 1000)
+        for _ in range(3):
+            run_echo()
+            run_adapter()
+        ratios, ours, floor = [], [], []
+        for _ in range(rounds * 3):
+            a = run_adapter()
+            b = run_echo()
+            ours.append(a)
+            floor.append(b)
+            ratios.append(a / b)
     finally:
-        impl.close()
-    ref, node, e2e = (statistics.median(v) for v in (reference, inside, end_to_end))
-    print(f"source: {len(log.events)} messages, {total / 1e6:.1f} MB of text, 64 KiB cap")
-    print(f"retained {stats['retainedMessages']} messages, omitted {stats['omittedMessages']}")
-    print(f"reference model (Python)      : {ref:8.1f} ms")
-    print(f"upstream rc.8 inside Node     : {node:8.1f} ms  ({node / ref:.2f}x the reference)")
-    print(f"upstream rc.8 through protocol: {e2e:8.1f} ms  ({e2e / ref:.2f}x the reference)")
+        adapter.close()
+        echo.stdin.close()
+        echo.wait(timeout=30)
+    return {
+        "row": f"subprocess transport, {batch:,} pipelined calls",
+        "ratio": statistics.median(ratios),
+        "low": min(ratios),
+        "high": max(ratios),
+        "model_us": statistics.median(ours) * 1e6 / batch,
+        "upstream_us": statistics.median(floor) * 1e6 / batch,
+    }
+
+
+def retention_floor(rounds: int, messages: int = 1000) -> dict[str, Any]:
+    """Retention of a parsed snapshot vs one linear pass over its text bytes (UTF-8
+    encoding every message text once, the least work that learns every byte count)."""
+    from dsh_conformance.model.retention import retain
+    from dsh_conformance.model.snapshot import SessionSnapshot
+
+    snapshot = SessionSnapshot.from_json(snapshot_json(messages))
+    texts = [e.data["content"][0]["text"] for e in snapshot.events]
+
+    def floor(n: int) -> float:
+        start = time.perf_counter()
+        for _ in range(n):
+            for text in texts:
+                text.encode("utf-8", "surrogatepass")
+        return time.perf_counter() - start
+
+    def ours(n: int) -> float:
+        start = time.perf_counter()
+        for _ in range(n):
+            retain(snapshot, "big")
+        return time.perf_counter() - start
+
+    n = calibrate(ours, 0.2)
+    ratios, a_times, b_times = [], [], []
+    for _ in range(rounds):
+        a, b = ours(n) / n, floor(n) / n
+        a_times.append(a)
+        b_times.append(b)
+        ratios.append(a / b)
+    return {
+        "row": f"retention of {messages:,} messages vs one linear pass over their bytes",
+        "ratio": statistics.median(ratios),
+        "low": min(ratios),
+        "high": max(ratios),
+        "model_us": statistics.median(a_times) * 1e6,
+        "upstream_us": statistics.median(b_times) * 1e6,
+    }
+
+
+MEMORY_CHILD = """
+import resource, sys
+sys.path.insert(0, sys.argv[1])
+from bench_upstream import session_json
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+from dsh_conformance.adapters.reference import ReferenceAdapter
+from dsh_conformance.model import jsstr
+adapter = ReferenceAdapter()
+session = session_json(int(sys.argv[2]))
+text = sum(jsstr.utf8_length(e["data"]["content"][0]["text"]) for e in session["events"])
+args = {
+    "target": {"id": "target"},
+    "content": [{"type": "text", "text": "what did @big decide?"}],
+    "references": [{"sessionId": "big"}],
+    "sessions": {"big": session},
+}
+adapter.call("prepare", args)
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(text, base * 1024, peak * 1024)
+"""
+
+
+def memory(messages: int = 10_000) -> dict[str, Any]:
+    """Peak RSS of a process that builds a JSON source and prepares it, over its text."""
+    out = subprocess.run(
+        [sys.executable, "-c", MEMORY_CHILD, str(ROOT / "tools"), str(messages)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    text, base, peak = (int(v) for v in out)
+    return {
+        "row": f"peak memory preparing {messages:,} messages ({text / 1e6:.1f} MB of text)",
+        "ratio": peak / text,
+        "low": (peak - base) / text,
+        "high": peak / text,
+        "model_us": peak / 1e6,
+        "upstream_us": text / 1e6,
+    }
+
+
+# --- report ---------------------------------------------------------------------------------
+
+
+def versions() -> tuple[str, str]:
+    node = subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
+    return node, platform.python_version()
+
+
+def markdown(
+    compared: Sequence[dict[str, Any]],
+    extra: Sequence[dict[str, Any]],
+    mem: dict[str, Any] | None,
+    rounds: int,
+) -> str:
+    node, python = versions()
+    lines = [
+        "# Performance: the reference model vs the published release",
+        "",
+        "Regenerate with `python tools/bench_upstream.py --out reports/performance.md`.",
+        "",
+        f"Machine: {platform.machine()}, {platform.system()} {platform.release()}, "
+        f"Python {python} ({platform.python_implementation()}), Node {node}; "
+        "upstream: the adapters/upstream packages (0.1.0-rc.8).",
+        "",
+        "Method: every row is a fixed sequence of adapter operations on fixed inputs. The",
+        "model runs it through the in-process reference adapter in a Python timing loop; the",
+        "release runs the same operations through the upstream adapter's op handlers in a",
+        "Node timing loop (tools/bench_upstream.mjs), in-process, no protocol, no start-up.",
+        "Both results are checked identical first (for preparation: the prompt text). Each",
+        f"side's loop runs about the same wall time; {rounds} rounds alternate the two sides",
+        "on every row. **The result is the ratio model / upstream** (below 1.0: the model is",
+        "faster), the median over rounds with its min-max; the per-call times only show scale",
+        "on this machine.",
+        "",
+        "| operation | model / upstream | range | model µs/call | upstream µs/call |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for r in compared:
+        lines.append(
+            f"| {r['row']} | **{r['ratio']:.2f}** | {r['low']:.2f}-{r['high']:.2f} | "
+            f"{r['model_us']:,.1f} | {r['upstream_us']:,.1f} |"
+        )
+    if extra:
+        lines += [
+            "",
+            "Against a floor rather than upstream (the ratio is model / floor):",
+            "",
+            "| measurement | ratio | range | model µs | floor µs |",
+            "| --- | ---: | ---: | ---: | ---: |",
+        ]
+        for r in extra:
+            lines.append(
+                f"| {r['row']} | **{r['ratio']:.2f}** | {r['low']:.2f}-{r['high']:.2f} | "
+                f"{r['model_us']:,.1f} | {r['upstream_us']:,.1f} |"
+            )
+        lines += [
+            "",
+            "Transport floor: a child that parses each request line with orjson and answers",
+            "`{id, result}`, fed by a client that writes orjson request lines and parses every",
+            "reply (no validation, no model). Retention floor: UTF-8-encoding every message",
+            "text of the same snapshot once.",
+        ]
+    if mem is not None:
+        lines += [
+            "",
+            f"Memory: {mem['row']}: peak RSS of the whole process is **{mem['ratio']:.2f}x** "
+            f"the text ({mem['low']:.2f}x above the interpreter and imports), "
+            f"{mem['model_us']:.1f} MB for {mem['upstream_us']:.1f} MB of UTF-8 text; the "
+            "source is held as JSON in the process, as an adapter receives it.",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5, help="alternations per row")
+    parser.add_argument("--seconds", type=float, default=0.15, help="loop time per side")
+    parser.add_argument("--out", type=Path, help="write the Markdown report here")
+    parser.add_argument("--quick", action="store_true", help="fewer retention sizes")
+    parser.add_argument("--only", help="run only rows whose name contains this")
+    parser.add_argument("--no-extra", action="store_true", help="skip transport and memory")
+    options = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT / "tools"))
+    node = Node()
+    compared = []
+    try:
+        for name, calls in rows(options.quick):
+            if options.only and options.only not in name:
+                continue
+            result = compare(name, calls, node, options.rounds, options.seconds)
+            compared.append(result)
+            print(
+                f"{result['ratio']:6.2f}  ({result['low']:.2f}-{result['high']:.2f})  "
+                f"{result['model_us']:10.1f} us vs {result['upstream_us']:10.1f} us  {name}",
+                flush=True,
+            )
+    finally:
+        node.close()
+    extra: list[dict[str, Any]] = []
+    mem = None
+    if not options.no_extra and not options.only:
+        for measure in (transport, retention_floor):
+            result = measure(options.rounds)
+            extra.append(result)
+            print(f"{result['ratio']:6.2f}  ({result['low']:.2f}-{result['high']:.2f})  {result['row']}")
+        mem = memory()
+        print(f"{mem['ratio']:6.2f}  {mem['row']}")
+    if options.out is not None:
+        options.out.write_text(markdown(compared, extra, mem, options.rounds), encoding="utf-8")
     return 0
 
 
