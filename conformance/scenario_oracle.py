@@ -281,3 +281,44 @@ def block_writes_nothing(events: Sequence[Event], found: Sequence[Record]) -> No
                 assert not pieces & carried, f"blocked {record.text}'s context was written"
                 if event["type"] in PROMPT_EVENTS:
                     assert texts(display(event)) != [record.text], f"{record.text} was written"
+
+
+SIDECHAT: Final = {"kind": "plugin", "plugin": "sidechat"}
+
+
+def _turn_open_at(events: Sequence[Event], length: int) -> bool:
+    for event in reversed(events[:length]):
+        if event["type"] in {"turn/start", "turn/end"}:
+            opened: bool = event["type"] == "turn/start"
+            return opened
+    return False
+
+
+def merge_lands_like_inject(script: Mapping[str, Any], result: Mapping[str, Any]) -> None:
+    """SIDE-059: a merge-back lands where inject() would: an idle parent gets a one-shot
+    injection turn, an open turn the current log position, a tool batch its end."""
+    events = result["log"]["events"]
+    for step, outcome in zip(script["steps"], result["steps"], strict=True):
+        if step["do"] != "mergeBack" or not outcome["fired"] or "error" in outcome:
+            continue
+        found = [
+            p
+            for p, e in enumerate(events)
+            if e["type"] == "context/message"
+            and e["data"]["source"] == SIDECHAT
+            and any(step["text"] in t for t in texts(e["data"]["content"]))
+        ]
+        assert len(found) == 1, f"merge {step['text']} written {len(found)} times"
+        at, length = found[0], outcome["logLength"]
+        if not _turn_open_at(events, length):
+            start, end = events[length], events[at + 1]
+            assert at == length + 1, f"merge {step['text']} not in its own injection turn"
+            assert start["type"] == "turn/start", start
+            assert start["data"]["trigger"]["kind"] == "injection", start
+            assert end["type"] == "turn/end", end
+        elif "toolCall" in step.get("on", ""):
+            between = {e["type"] for e in events[length:at]}
+            assert between <= {"tool/call", "tool/result", "context/message"}, between
+            assert events[at - 1]["type"] in {"tool/result", "context/message"}, events[at - 1]
+        else:
+            assert at == length, f"merge {step['text']} at {at}, not at {length}"

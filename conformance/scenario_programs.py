@@ -105,9 +105,10 @@ def _step(draw: st.DrawFn, index: int, action: str, on: Any) -> dict[str, Any]:
 
 
 @st.composite
-def scripts(draw: st.DrawFn, *, listeners: bool = True) -> dict[str, Any]:
+def scripts(draw: st.DrawFn, *, listeners: bool = True, side: bool = False) -> dict[str, Any]:
     """A whole scenario script over one agent with two tools: one or two prompts at the
-    start, then host actions at triggers the run is likely to reach."""
+    start, then host actions at triggers the run is likely to reach; with *side*, a side
+    session forked at the start merges back at such triggers."""
     answers = draw(replies())
     opening = draw(st.lists(st.sampled_from(["send", "send", "steer"]), min_size=1, max_size=2))
     later = draw(
@@ -135,6 +136,11 @@ def scripts(draw: st.DrawFn, *, listeners: bool = True) -> dict[str, Any]:
         "replies": answers,
         "steps": steps,
     }
+    if side:
+        steps.insert(0, {"on": "start", "do": "fork", "child": "side-1"})
+        for k in range(draw(st.integers(1, 3))):
+            on = draw(st.sampled_from(triggers))
+            steps.append({"on": on, "do": "mergeBack", "child": "side-1", "text": f"merge-{k}"})
     if listeners:
         chain = draw(st.lists(listener(prompts), max_size=2))
         if chain:

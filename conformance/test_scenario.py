@@ -170,3 +170,23 @@ def test_the_reference_model_agrees(
     want = oracle.call("scenario.run", **script)
     for key in ("requests", "log", "steps", "status"):
         assert got[key] == want[key], f"{key} differs from the reference\n{replayable(script)}"
+
+
+@pytest.mark.capability("side")
+@pytest.mark.req("SIDE-059")
+@given(script=scripts(side=True))
+def test_a_merge_back_lands_where_inject_would(
+    impl: Implementation, script: dict[str, Any]
+) -> None:
+    result = run(impl, script)
+    holds(script, oracle_checks.merge_lands_like_inject, script, result)
+
+
+@pytest.mark.capability("side")
+@pytest.mark.req("SIDE-010")
+@given(script=scripts(side=True))
+def test_the_next_request_sees_a_merge_at_its_logged_position(
+    impl: Implementation, script: dict[str, Any]
+) -> None:
+    result = run(impl, script)
+    holds(script, oracle_checks.replay_equals_each_request, result, AGENT_ID)

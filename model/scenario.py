@@ -20,7 +20,7 @@ import jsonschema
 from attrs import frozen
 from referencing import Registry, Resource
 
-from dsh_conformance.model import jsstr
+from dsh_conformance.model import jsstr, side
 from dsh_conformance.model.agent import Agent, Phase, last_turn_number
 from dsh_conformance.model.errors import DshError, ErrorCode
 from dsh_conformance.model.frozen import FrozenDict, thaw
@@ -40,6 +40,13 @@ FIELDS: Final[Mapping[str, frozenset[str]]] = {
     "inject": frozenset({"text", "content", "source", "meta"}),
     "cancel": frozenset({"cause"}),
     "dispose": frozenset(),
+    "fork": frozenset({"child"}),
+    "mergeBack": frozenset({"child", "text", "cap"}),
+}
+#: Fields an action must carry.
+REQUIRED: Final[Mapping[str, frozenset[str]]] = {
+    "fork": frozenset({"child"}),
+    "mergeBack": frozenset({"child", "text"}),
 }
 
 
@@ -127,6 +134,12 @@ def validate(script: object) -> Plan:
             raise _error(ErrorCode.SCENARIO_INVALID, f"/replies/{i}", exc.message) from None
     listeners = tuple(_listener(i, spec) for i, spec in enumerate(script.get("listeners", ())))
     steps = tuple(_step(i, spec) for i, spec in enumerate(script["steps"]))
+    forked = {s.fields["child"] for s in steps if s.action == "fork"}
+    for s in steps:
+        if s.action == "mergeBack" and s.fields["child"] not in forked:
+            raise _error(
+                ErrorCode.SCENARIO_INVALID, f"/steps/{s.index}/child", "no fork step makes it"
+            )
     seed_turns = last_turn_number(events_from_json(agent.get("seed", [])))
     _check_reachable(steps, replies, call_ids, seed_turns)
     return Plan(agent, listeners, tuple(replies), steps)
@@ -157,6 +170,9 @@ def _step(index: int, spec: Mapping[str, Any]) -> Step:
         )
     if action in MESSAGE_ACTIONS and ("text" in fields) == ("content" in fields):
         raise _error(ErrorCode.SCENARIO_INVALID, where, f"{action} needs content or text")
+    missing = sorted(REQUIRED.get(action, frozenset()) - set(fields))
+    if missing:
+        raise _error(ErrorCode.SCENARIO_INVALID, where, f"{action} needs {missing[0]}")
     return Step(index, trigger_key(spec.get("on", "start")), action, FrozenDict(fields))
 
 
@@ -164,7 +180,7 @@ def _check_reachable(
     steps: Sequence[Step], replies: Sequence[FrozenDict], call_ids: set[str], seed_turns: int
 ) -> None:
     """Reject triggers that can never fire, and hanging replies nothing ends."""
-    messages = sum(1 for s in steps if s.action in MESSAGE_ACTIONS)
+    messages = sum(1 for s in steps if s.action in MESSAGE_ACTIONS | {"mergeBack"})
     prompts = sum(1 for s in steps if s.action in {"send", "steer"})
     for step in steps:
         where = f"/steps/{step.index}/on"
@@ -197,6 +213,7 @@ class _Runner:
         header = SessionHeader.from_json({**spec.get("header", {}), "id": spec["id"]})
         options = AgentOptions.from_json({**spec.get("options", {}), "fallback": None})
         self.agent = agent_class(header, events_from_json(spec.get("seed", [])), options)
+        self.agents: dict[str, Agent] = {self.agent.id: self.agent}  # side children too
         # every reply is held, so each model call has an "in flight" window
         self.agent.script(
             thaw(r) if r.get("hang") else {**thaw(r), "hold": True} for r in plan.replies
@@ -247,6 +264,16 @@ class _Runner:
                     contexts = self.decode(fields["contexts"]) if "contexts" in fields else None
                     verb = agent.send if step.action == "send" else agent.steer
                     verb(content, source, contexts)
+            elif step.action == "fork":
+                side.fork(self.agents, agent.id, child_id=fields["child"])
+            elif step.action == "mergeBack":
+                side.merge_back(
+                    self.agents,
+                    agent.id,
+                    fields["child"],
+                    cap=fields.get("cap"),
+                    text=fields["text"],
+                )
             elif step.action == "cancel":
                 agent.cancel(self.decode(fields["cause"]) if "cause" in fields else None)
             else:

@@ -14,9 +14,10 @@ from typing import Any
 
 from release_placement_adapter import ReleaseAgent
 
-from dsh_conformance.adapters.contract import Handshake
+from dsh_conformance.adapters.contract import Handshake, ImplementationError
 from dsh_conformance.adapters.reference import ReferenceAdapter
 from dsh_conformance.adapters.reference.agent_ops import decode_hostile
+from dsh_conformance.adapters.reference.scenario_ops import uses_side
 from dsh_conformance.model import scenario
 from dsh_conformance.model.agent import Agent
 from dsh_conformance.model.frozen import thaw
@@ -43,6 +44,8 @@ class ScenarioOnly(ReferenceAdapter):
 
     def call(self, op: str, args: Mapping[str, Any]) -> Any:
         if op == "scenario.run":
+            if uses_side(args):
+                raise ImplementationError("DSH_UNSUPPORTED_OPERATION", "no side sessions here")
             return scenario.run(args, decode_hostile, self.agent)
         return super().call(op, args)
 

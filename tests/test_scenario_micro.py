@@ -64,8 +64,16 @@ class MicroDriver:
         for key in ("content", "source", "contexts", "meta", "cause"):
             if key in step:
                 args[key] = step[key]
+        if step["do"] in {"fork", "mergeBack"}:
+            args = {"parent": self.id, "child": step["child"]}
+            args.update({k: step[k] for k in ("text", "cap") if k in step})
         try:
-            self.call(f"agent.{step['do']}", **args)
+            op = (
+                f"side.{step['do']}"
+                if step["do"] in {"fork", "mergeBack"}
+                else f"agent.{step['do']}"
+            )
+            self.call(op, **args)
         except ImplementationError as exc:
             outcome["error"] = {"code": exc.code, "message": exc.message}
         return outcome
@@ -184,3 +192,9 @@ def test_the_driver_sees_every_trigger_kind() -> None:
             if o["fired"]
         }
     assert kinds >= {"start", "request", "toolCall", "turnEnd", "idle", "submit"}
+
+
+@settings(max_examples=30, deadline=None)
+@given(script=scripts(side=True).map(one_prompt_listener))
+def test_generated_side_scenarios_agree(script: dict[str, Any]) -> None:
+    assert_agree(script)

@@ -21,3 +21,11 @@ CAPABILITY: Final = "scenario"
 def _run(state: State, args: Mapping[str, Any]) -> dict[str, Any]:
     del state  # every run builds its own agent
     return scenario.run(args, decode_hostile)
+
+
+def uses_side(args: Mapping[str, Any]) -> bool:
+    """Whether a script has fork/mergeBack steps (they need the side capability)."""
+    steps = args.get("steps")
+    return isinstance(steps, list) and any(
+        isinstance(s, Mapping) and s.get("do") in {"fork", "mergeBack"} for s in steps
+    )
