@@ -48,9 +48,7 @@ def json_text(uri: str) -> str | None:
 @example("")
 @example("\ud800")
 @example('unicode/引号"/slash\\/line\n')
-def test_encode_is_scheme_plus_base64url_of_json_stringify(
-    impl: Implementation, sid: str
-) -> None:
+def test_encode_is_scheme_plus_base64url_of_json_stringify(impl: Implementation, sid: str) -> None:
     uri = impl.call("uri.encode", sessionId=sid)
     with check("URI-001", sessionId=sid, uri=uri):
         assert isinstance(uri, str)
