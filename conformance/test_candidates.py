@@ -286,3 +286,28 @@ def test_escape_vector(impl: Implementation) -> None:
     # The mention label is the escaped label, with mention escaping (\ -> \\) on top.
     mention = "@[ti\\\\x9btle\\\\x0a](" + c["uri"] + ")"
     expect_equal("HOST-013", c["mention"], mention, what="mention")
+
+
+@pytest.mark.differential
+@pytest.mark.req("REF-006")
+@settings(suppress_health_check=SLOW)
+@given(session_sets(), st.none() | st.sampled_from(["/a", "/b"]), st.sampled_from(["", "a", "x"]))
+def test_matches_reference_model(
+    impl: Implementation,
+    oracle: Implementation,
+    sessions: dict[str, Any],
+    cwd: str | None,
+    query: str,
+) -> None:
+    """Identity with the model (profile); the seed's sentences are checked above."""
+    target: dict[str, Any] = {"id": next(iter(sessions))}
+    if cwd is not None:
+        target["cwd"] = cwd
+    args = {"target": target, "sessions": sessions, "query": query}
+    expect_equal(
+        "REF-006",
+        impl.call("candidates.list", **args),
+        oracle.call("candidates.list", **args),
+        what="candidates",
+        **args,
+    )
