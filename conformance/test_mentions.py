@@ -76,7 +76,7 @@ def test_formatted_mentions_parse_back(impl: Implementation, sid: str, label: st
     with check("MENTION-001", mention=mention):
         assert mention.startswith("@[")
         assert mention.endswith("](" + uri_of(impl, sid) + ")"), "@[label](uri)"
-    parsed = impl.call("mention.parse", text=mention)
+        parsed = impl.call("mention.parse", text=mention)
     expect_equal("MENTION-001", ids(parsed), [sid], what="referenced ids", mention=mention)
     expect_equal(
         "MENTION-002", parsed["references"], refs((sid, shown)), what="references", text=mention
@@ -124,7 +124,8 @@ def test_empty_or_punctuation_only_uses_stay_text(impl: Implementation, text: st
 @given(js_strings(max_size=12), st.sampled_from([*".,;:!?)'`\"]}>", "\xa0x", " and", "\n"]))
 def test_boundary_punctuation_stays_in_text(impl: Implementation, sid: str, tail: str) -> None:
     text = f"see {uri_of(impl, sid)}{tail}"
-    parsed = impl.call("mention.parse", text=text)
+    with check("MENTION-004", text=text):
+        parsed = impl.call("mention.parse", text=text)
     expect_equal("MENTION-004", ids(parsed), [sid], what="referenced ids", text=text)
     expected = {"text": f"see @{sid}{tail}", "references": refs((sid, sid))}
     expect_equal("MENTION-005", parsed, expected, text=text)
@@ -160,7 +161,8 @@ def near_miss_vectors(u: str) -> dict[str, str]:
 @pytest.mark.req("MENTION-004", "MENTION-005")
 def test_upstream_boundary_vectors(impl: Implementation) -> None:
     for text, expected in boundary_vectors(uri_of(impl, "a")).items():
-        parsed = impl.call("mention.parse", text=text)
+        with check("MENTION-004", text=text):
+            parsed = impl.call("mention.parse", text=text)
         expect("MENTION-004", set(ids(parsed)) == {"a"}, "the URI is a reference", text=text)
         expect_equal("MENTION-005", parsed["text"], expected, what="readable text", text=text)
 
@@ -242,7 +244,8 @@ def test_bare_base64url_runs_must_decode_canonically(impl: Implementation, paylo
     text = f"prose {uri} more"
     sid = canonical_id(uri)
     if sid is not None:
-        parsed = impl.call("mention.parse", text=text)
+        with check("MENTION-004", text=text):
+            parsed = impl.call("mention.parse", text=text)
         expect_equal("MENTION-004", ids(parsed), [sid], what="referenced ids", text=text)
         expect_equal("MENTION-007", parsed["text"], f"prose @{sid} more", what="text", text=text)
     else:
