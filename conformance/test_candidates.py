@@ -1,4 +1,11 @@
-"""HOST-*: candidate discovery for mention completion."""
+"""HOST-*: candidate discovery for mention completion.
+
+Seed checks (HOST-002..HOST-005) state the note's sentences: title matches, another tie
+order, another escape spelling or cancellation code pass them.  The decisions' pins are
+checked apart: id/cwd-only filtering HOST-011 (D-48), order HOST-009 (D-49), empty and
+non-string titles HOST-012 (D-50), the \\xHH spelling HOST-013 (D-51), codes HOST-014/
+HOST-009 (D-52).
+"""
 
 from __future__ import annotations
 
@@ -12,12 +19,17 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.checks import check, expect, expect_equal, expect_error
 from dsh_conformance.conformance.strategies import js_strings
 
 #: Generation of whole session logs is legitimately slow on a loaded CI machine.
 SLOW = [HealthCheck.too_slow, HealthCheck.data_too_large]
 pytestmark = pytest.mark.capability("candidates")
 CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+#: External terminal controls to any reading of the note: C0 but tab/LF/CR, and C1.
+TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x80-\x9f]")
+#: Printable text that every escaping leaves as it is.
+PRINTABLE = re.compile(r"[ -\[\]-~]*")
 
 
 def sess(sid: str, created: int, cwd: str | None = None, *titles: Any) -> dict[str, Any]:
@@ -50,70 +62,120 @@ UPSTREAM = {
 }
 
 
+def listed(got: list[dict[str, Any]]) -> list[str]:
+    return [c["sessionId"] for c in got]
+
+
+def expect_id_cwd_matches(
+    got: list[dict[str, Any]],
+    sessions: dict[str, Any],
+    target: dict[str, Any],
+    query: str,
+    limit: int,
+) -> None:
+    """HOST-003 at the sentence's level: discovery offers every session whose id or cwd
+    contains the query (as typed) while the limit leaves room; other matches (titles,
+    case folding) may come too, never a session that does not exist."""
+    found = listed(got)
+    with check("HOST-003", query=query, limit=limit, listed=found):
+        assert set(found) <= {s["header"]["id"] for s in sessions.values()}, "unknown session"
+        matches = {
+            s["header"]["id"]
+            for s in sessions.values()
+            if s["header"]["id"] != target["id"]
+            and (query in s["header"]["id"] or query in s["header"].get("cwd", "\0"))
+        }
+        if len(found) < limit:
+            assert matches <= set(found), "an id/cwd match is missing"
+        if matches:
+            assert found, "id/cwd matches exist but nothing is offered"
+
+
+def expect_label(label: object, titles: list[Any], sid: str, **inputs: object) -> None:
+    """HOST-002 at the sentence's level (string titles only): the latest title, else the
+    id; an empty latest title may show as '' or fall back to the id."""
+    latest = titles[-1] if titles else None
+    allowed = {sid} if latest is None else ({latest, sid} if latest == "" else {latest})
+    expect("HOST-002", label in allowed, "not the latest title or the id", label=label, **inputs)
+
+
 @pytest.mark.req("HOST-002", "HOST-009")
 def test_upstream_ranking_vector(impl: Implementation) -> None:
     """Research note A §5.8: same cwd, then no cwd, then other cwd; titles label."""
     got = impl.call("candidates.list", target={"id": "target", "cwd": "/same"}, sessions=UPSTREAM)
-    assert [(c["sessionId"], c["label"]) for c in got] == [
-        ("same-later", "Latest title"),
-        ("same", "same"),
-        ("none", "none"),
-        ("other", "other"),
-    ]
-    assert got[0]["cwd"] == "/same"
-    assert "cwd" not in got[2]
-    assert got[0]["createdAt"] == 25
+    labels = {c["sessionId"]: c["label"] for c in got}
+    expect_equal(
+        "HOST-002",
+        labels,
+        {"same-later": "Latest title", "same": "same", "none": "none", "other": "other"},
+        what="labels",
+    )
+    with check("HOST-009", got=got):
+        assert listed(got) == ["same-later", "same", "none", "other"]
+        assert got[0]["cwd"] == "/same"
+        assert "cwd" not in got[2]
+        assert got[0]["createdAt"] == 25
 
 
-@pytest.mark.req("HOST-003", "HOST-009")
+@pytest.mark.req("HOST-003", "HOST-009", "HOST-011")
 def test_query_and_limit(impl: Implementation) -> None:
     target = {"id": "target", "cwd": "/same"}
     got = impl.call("candidates.list", target=target, sessions=UPSTREAM, query="els", limit=1)
-    assert [c["sessionId"] for c in got] == ["other"]
+    expect_id_cwd_matches(got, UPSTREAM, target, "els", 1)
+    expect_equal("HOST-009", listed(got), ["other"], what="candidates", query="els")
     got = impl.call("candidates.list", target=target, sessions=UPSTREAM, query="SAME")
-    assert [c["sessionId"] for c in got] == ["same-later", "same"]
+    expect_equal("HOST-011", listed(got), ["same-later", "same"], what="candidates", query="SAME")
     # v1 discovery does not search titles (D-48); the target never lists itself.
-    assert impl.call("candidates.list", target=target, sessions=UPSTREAM, query="latest") == []
-    assert impl.call("candidates.list", target=target, sessions=UPSTREAM, query="target") == []
+    got = impl.call("candidates.list", target=target, sessions=UPSTREAM, query="latest")
+    expect_equal("HOST-011", listed(got), [], what="candidates", query="latest")
+    got = impl.call("candidates.list", target=target, sessions=UPSTREAM, query="target")
+    expect_equal("HOST-009", listed(got), [], what="candidates", query="target")
 
 
-@pytest.mark.req("HOST-009", "HOST-005")
+@pytest.mark.req("HOST-009")
 @pytest.mark.parametrize("limit", [0, -1, 1.5, True, "2"])
 def test_invalid_limit(impl: Implementation, limit: Any) -> None:
-    code = impl.error_code("candidates.list", target={"id": "t"}, sessions=UPSTREAM, limit=limit)
-    assert code == "SESSION_REFERENCE_INVALID_REFERENCE"
+    """The note has no limit: its validation and code are the reference profile's (D-52)."""
+    args = {"target": {"id": "t"}, "sessions": UPSTREAM, "limit": limit}
+    expect_error("HOST-009", impl, "candidates.list", args, codes={INVALID})
 
 
-@pytest.mark.req("HOST-005")
+@pytest.mark.req("HOST-005", "HOST-014")
 def test_lookup_follows_cancellation(impl: Implementation) -> None:
     target = {"id": "target"}
-    cancelled = "SESSION_REFERENCE_CANCELLED"
-    assert (
-        impl.error_code("candidates.list", target=target, sessions=UPSTREAM, cancelAt="before")
-        == cancelled
-    )
-    assert (
-        impl.error_code(
-            "candidates.list", target=target, sessions=UPSTREAM, listDelay="never", cancelAt=3
-        )
-        == cancelled
-    )
-    assert impl.call("candidates.list", target=target, sessions=UPSTREAM, listDelay=2, cancelAt=3)
+    for extra in ({"cancelAt": "before"}, {"listDelay": "never", "cancelAt": 3}):
+        args = {"target": target, "sessions": UPSTREAM, **extra}
+        code = expect_error("HOST-005", impl, "candidates.list", args)
+        expect_equal("HOST-014", code, "SESSION_REFERENCE_CANCELLED", what="error code", **extra)
+    got = impl.call("candidates.list", target=target, sessions=UPSTREAM, listDelay=2, cancelAt=3)
+    expect("HOST-005", got, "a listing that settles before the cancellation is returned")
 
 
-@pytest.mark.req("HOST-002")
+@pytest.mark.req("HOST-002", "HOST-012")
 def test_label_falls_back_to_the_id(impl: Implementation) -> None:
     sessions = {
         "plain": sess("plain", 3),
-        "empty-title": sess("empty-title", 2, None, "first", ""),
-        "bad-title": sess("bad-title", 1, None, "kept", {"not": "a string"}),
+        "titled": sess("titled", 2, None, "first", "second"),
+        "empty-title": sess("empty-title", 1, None, "first", ""),
     }
     got = impl.call("candidates.list", target={"id": "t"}, sessions=sessions)
-    assert [(c["sessionId"], c["label"]) for c in got] == [
-        ("plain", "plain"),
-        ("empty-title", ""),
-        ("bad-title", "kept"),
-    ]
+    labels = {c["sessionId"]: c["label"] for c in got}
+    for sid, session in sessions.items():
+        titles = [e["data"]["title"] for e in session["events"]]
+        expect_label(labels.get(sid), titles, sid, sessionId=sid)
+    expect_equal("HOST-012", labels.get("empty-title"), "", what="label of an empty title")
+
+
+@pytest.mark.req("HOST-012")
+def test_non_string_title_is_skipped(impl: Implementation) -> None:
+    """The note does not speak of malformed titles: skipping them is the profile's (D-50)."""
+    sessions = {
+        "bad-title": sess("bad-title", 2, None, "kept", {"not": "a string"}),
+        "only-bad": sess("only-bad", 1, None, 7),
+    }
+    got = impl.call("candidates.list", target={"id": "t"}, sessions=sessions)
+    labels = [(c["sessionId"], c["label"]) for c in got]
+    expect_equal("HOST-012", labels, [("bad-title", "kept"), ("only-bad", "only-bad")])
 
 
 @st.composite
@@ -125,6 +187,9 @@ def session_sets(draw: st.DrawFn) -> dict[str, Any]:
         titles = draw(st.lists(js_strings(max_size=6), max_size=2))
         out[sid] = sess(sid, draw(st.integers(0, 5)), cwd, *titles)
     return out
+
+
+INVALID = "SESSION_REFERENCE_INVALID_REFERENCE"
 
 
 def expected_order(sessions: dict[str, Any], target: dict[str, Any], query: str) -> list[str]:
@@ -148,7 +213,7 @@ def expected_order(sessions: dict[str, Any], target: dict[str, Any], query: str)
     return [h["id"] for h in headers]
 
 
-@pytest.mark.req("HOST-003", "HOST-009")
+@pytest.mark.req("HOST-003", "HOST-009", "HOST-011")
 @settings(suppress_health_check=SLOW)
 @given(
     session_sets(),
@@ -158,6 +223,8 @@ def expected_order(sessions: dict[str, Any], target: dict[str, Any], query: str)
 )
 # Only the title contains the query: the seed's v1 discovery filters on id and cwd alone.
 @example({"t": sess("t", 0), "s1": sess("s1", 1, None, "xa")}, None, "x", 8)
+# A createdAt tie: UTF-16 code-unit order puts "B" first, ICU collation "a" (D-49).
+@example({"t": sess("t", 0), "a": sess("a", 1), "B": sess("B", 1)}, None, "", 8)
 def test_filter_rank_and_limit(
     impl: Implementation, sessions: dict[str, Any], cwd: str | None, query: str, limit: int
 ) -> None:
@@ -165,10 +232,15 @@ def test_filter_rank_and_limit(
     if cwd is not None:
         target["cwd"] = cwd
     got = impl.call("candidates.list", target=target, sessions=sessions, query=query, limit=limit)
-    assert [c["sessionId"] for c in got] == expected_order(sessions, target, query)[:limit]
+    expect_id_cwd_matches(got, sessions, target, query, limit)
+    expected = expected_order(sessions, target, query)
+    with check("HOST-011", query=query, limit=limit, listed=listed(got), matches=expected):
+        assert set(listed(got)) <= set(expected), "a session that matches neither id nor cwd"
+        assert len(got) == min(limit, len(expected)), "a matching session is missing"
+    expect_equal("HOST-009", listed(got), expected[:limit], what="order", query=query)
 
 
-@pytest.mark.req("HOST-004", "HOST-002")
+@pytest.mark.req("HOST-002", "HOST-004", "HOST-012", "HOST-013")
 @settings(suppress_health_check=SLOW)
 @given(session_sets())
 def test_display_strings_escape_terminal_controls(
@@ -178,29 +250,64 @@ def test_display_strings_escape_terminal_controls(
     for c in got:
         header = sessions[c["sessionId"]]["header"]
         titles = [e["data"]["title"] for e in sessions[c["sessionId"]]["events"]]
-        assert c["label"] == (titles[-1] if titles else header["id"])
-        display = c["display"]
-        assert display == {
+        expect_label(c["label"], titles, header["id"])
+        raw = {"sessionId": c["sessionId"], "label": c["label"], "cwd": header.get("cwd")}
+        with check("HOST-004", candidate=c):
+            display = c["display"]
+            for field, value in display.items():
+                assert value is None or not TERMINAL_CONTROLS.search(value), field
+                original = raw[field]
+                if original is not None and PRINTABLE.fullmatch(original):
+                    assert value == original, f"printable {field} changed"
+            assert not TERMINAL_CONTROLS.search(c["mention"]), "a raw control in the mention"
+            # The canonical URI (alone and inside the mention) keeps the original id.
+            assert uri_id(c["uri"]) == c["sessionId"]
+            assert c["mention"].endswith("](" + c["uri"] + ")")
+        expect_equal("HOST-012", c["label"], titles[-1] if titles else header["id"], what="label")
+        expected = {
             "sessionId": escape(c["sessionId"]),
             "label": escape(c["label"]),
             "cwd": None if "cwd" not in header else escape(header["cwd"]),
         }
-        for value in display.values():
-            assert value is None or not CONTROLS.search(value)
-        # The canonical URI (alone and inside the mention) keeps the original id.
-        assert uri_id(c["uri"]) == c["sessionId"]
-        assert c["mention"].endswith("](" + c["uri"] + ")")
+        expect_equal("HOST-013", display, expected, what="display strings", candidate=c)
 
 
-@pytest.mark.req("HOST-004")
+@pytest.mark.req("HOST-004", "HOST-013")
 def test_escape_vector(impl: Implementation) -> None:
     sessions = {"id\x1b[2J\nx": sess("id\x1b[2J\nx", 1, "/w\x07\n", "ti\x9btle\n")}
     (c,) = impl.call("candidates.list", target={"id": "t"}, sessions=sessions)
-    assert c["display"] == {
-        "sessionId": "id\\x1b[2J\\x0ax",
-        "label": "ti\\x9btle\\x0a",
-        "cwd": "/w\\x07\\x0a",
-    }
-    assert c["sessionId"] == "id\x1b[2J\nx"
+    with check("HOST-004", candidate=c):
+        assert c["sessionId"] == "id\x1b[2J\nx"
+        assert uri_id(c["uri"]) == c["sessionId"]
+        for value in [*c["display"].values(), c["mention"]]:
+            assert not TERMINAL_CONTROLS.search(value), value
+    expected = {"sessionId": "id\\x1b[2J\\x0ax", "label": "ti\\x9btle\\x0a", "cwd": "/w\\x07\\x0a"}
+    expect_equal("HOST-013", c["display"], expected, what="display strings")
     # The mention label is the escaped label, with mention escaping (\ -> \\) on top.
-    assert c["mention"] == "@[ti\\\\x9btle\\\\x0a](" + c["uri"] + ")"
+    mention = "@[ti\\\\x9btle\\\\x0a](" + c["uri"] + ")"
+    expect_equal("HOST-013", c["mention"], mention, what="mention")
+
+
+@pytest.mark.differential
+@pytest.mark.req("REF-006")
+@settings(suppress_health_check=SLOW)
+@given(session_sets(), st.none() | st.sampled_from(["/a", "/b"]), st.sampled_from(["", "a", "x"]))
+def test_matches_reference_model(
+    impl: Implementation,
+    oracle: Implementation,
+    sessions: dict[str, Any],
+    cwd: str | None,
+    query: str,
+) -> None:
+    """Identity with the model (profile); the seed's sentences are checked above."""
+    target: dict[str, Any] = {"id": next(iter(sessions))}
+    if cwd is not None:
+        target["cwd"] = cwd
+    args = {"target": target, "sessions": sessions, "query": query}
+    expect_equal(
+        "REF-006",
+        impl.call("candidates.list", **args),
+        oracle.call("candidates.list", **args),
+        what="candidates",
+        **args,
+    )

@@ -1,0 +1,100 @@
+"""Blame discipline of converted conformance modules, checked statically (issue 10 item 2).
+
+In a test citing more than one requirement, every ``assert`` sits inside a
+``with check(...)`` block, so its failure blames exactly one id (the expect* helpers
+raise already-blamed failures).  Tests that use the ``oracle`` are differential: marked
+``@pytest.mark.differential`` and citing REF-* ids only.  Enforced for the modules in
+CONVERTED; extend the tuple as areas are converted.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+CONFORMANCE = Path(__file__).resolve().parents[1] / "conformance"
+CONVERTED = ("test_uri.py", "test_mentions.py", "test_serialization.py", "test_candidates.py")
+
+
+def _mark(decorator: ast.expr, name: str) -> ast.expr | None:
+    """The decorator if it is ``pytest.mark.<name>`` or ``pytest.mark.<name>(...)``."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    if (
+        isinstance(target, ast.Attribute)
+        and target.attr == name
+        and isinstance(target.value, ast.Attribute)
+        and target.value.attr == "mark"
+    ):
+        return decorator
+    return None
+
+
+def cited(func: ast.FunctionDef) -> list[str]:
+    for decorator in func.decorator_list:
+        mark = _mark(decorator, "req")
+        if isinstance(mark, ast.Call):
+            return [a.value for a in mark.args if isinstance(a, ast.Constant)]
+    return []
+
+
+def is_check(item: ast.withitem) -> bool:
+    call = item.context_expr
+    return (
+        isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "check"
+    )
+
+
+def bare_asserts(node: ast.AST) -> Iterator[ast.Assert]:
+    """Asserts under *node* that no ``with check(...)`` block encloses."""
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, ast.With) and any(is_check(i) for i in child.items):
+            continue
+        if isinstance(child, ast.Assert):
+            yield child
+        yield from bare_asserts(child)
+
+
+def _test_functions(module: str) -> list[ast.FunctionDef]:
+    tree = ast.parse((CONFORMANCE / module).read_text(encoding="utf-8"))
+    return [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
+
+
+@pytest.mark.parametrize("module", CONVERTED)
+def test_multi_requirement_tests_blame_one_id_per_assertion(module: str) -> None:
+    offenders = [
+        f"{module}:{a.lineno} in {f.name} (cites {', '.join(cited(f))})"
+        for f in _test_functions(module)
+        if len(cited(f)) > 1
+        for a in bare_asserts(f)
+    ]
+    assert not offenders, "assert outside check(...) in a multi-requirement test:\n" + "\n".join(
+        offenders
+    )
+
+
+@pytest.mark.parametrize("module", CONVERTED)
+def test_oracle_comparisons_are_differential_and_blame_ref_ids(module: str) -> None:
+    for func in _test_functions(module):
+        if "oracle" not in {a.arg for a in func.args.args}:
+            continue
+        assert any(_mark(d, "differential") for d in func.decorator_list), func.name
+        assert cited(func), func.name
+        assert all(r.startswith("REF-") for r in cited(func)), (func.name, cited(func))
+
+
+def test_the_checker_finds_a_bare_assert() -> None:
+    """A positive control: the walk sees an assert outside check and none inside it."""
+    source = (
+        "@pytest.mark.req('A-001', 'B-001')\n"
+        "def test_x(impl):\n"
+        "    with check('A-001'):\n"
+        "        assert 1\n"
+        "    if True:\n"
+        "        assert 2\n"
+    )
+    (func,) = [n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)]
+    assert cited(func) == ["A-001", "B-001"]
+    assert [a.lineno for a in bare_asserts(func)] == [6]
