@@ -105,6 +105,7 @@ def retention_inputs(draw: st.DrawFn) -> tuple[SessionCase, int, str]:
     "RET-008",
     "RET-011",
     "RET-012",
+    "RET-013",
     "SER-006",
 )
 @settings(max_examples=150, suppress_health_check=SLOW)
