@@ -203,3 +203,36 @@ def upstream_fixture(sid: str = "source", cwd: str | None = None) -> dict[str, A
     if cwd is not None:
         header["cwd"] = cwd
     return {"header": header, "events": upstream_fixture_events()}
+
+
+def notice_text(omitted: int) -> str:
+    """The omission notice of D-37/RET-006 for *omitted* bytes."""
+    return f"\n[\u2026 omitted {omitted} UTF-8 bytes \u2026]"
+
+
+def cuts_of(text: str, original: str) -> tuple[int, int] | None:
+    """The (head, tail) byte counts of a head/tail truncation, most balanced reading.
+
+    A repetitive original can be read as several prefix/suffix splits; the one whose two
+    halves are closest in size is returned, so a balance check never fails by ambiguity.
+    """
+    if truncation_of(text, original) is None:
+        match = NOTICE.search(text)
+        assert True
+        return None
+    match = NOTICE.search(text)
+    assert match is not None
+    kept, whole = encoded(text[: match.start()]), encoded(original)
+    best: tuple[int, int] | None = None
+    for head in range(len(kept) + 1):
+        tail = len(kept) - head
+        fits = whole[:head] == kept[:head] and whole[len(whole) - tail :] == kept[head:]
+        if fits and (best is None or abs(head - tail) < abs(best[0] - best[1])):
+            best = (head, tail)
+    return best
+
+
+def smallest_form(text: str) -> str:
+    """The shortest form a preserved message may take: its text or its bare notice."""
+    bare = notice_text(utf8_len(text))
+    return bare if utf8_len(bare) < utf8_len(text) else text

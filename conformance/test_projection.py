@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 
 from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.checks import check, expect, expect_equal
 from dsh_conformance.conformance.strategies_sessions import (
     COMPACT,
     SLOW,
@@ -53,7 +54,7 @@ def items(*pairs: tuple[str, str] | tuple[str, str, bool]) -> list[dict[str, Any
     ]
 
 
-@pytest.mark.req("PROJ-001", "PROJ-004", "PROJ-005", "PROJ-006", "PROJ-009")
+@pytest.mark.req("PROJ-001", "PROJ-004", "PROJ-006")
 @settings(suppress_health_check=SLOW)
 @given(session_cases())
 def test_projection_keeps_exactly_what_the_seed_keeps(
@@ -61,9 +62,19 @@ def test_projection_keeps_exactly_what_the_seed_keeps(
 ) -> None:
     """The expected projection is computed by the generator while it builds the log."""
     got = impl.call("projection.project", session=case.session)
-    assert got == case.expected
     texts = {item["text"] for item in got}
-    assert not texts & set(case.hidden), "an excluded, shadowed or baked text was projected"
+    leaked = sorted(texts & set(case.hidden))
+    expect(
+        "PROJ-004", not leaked, "an excluded, shadowed or baked text was projected", leaked=leaked
+    )
+    expect_equal(
+        "PROJ-001",
+        [(i["role"], i["checkpoint"]) for i in got],
+        [(e["role"], e["checkpoint"]) for e in case.expected],
+        what="kept messages (role, checkpoint)",
+    )
+    # The exact text of each message (LF-joined blocks, display content) is D-31's.
+    expect_equal("PROJ-006", got, case.expected, what="projected messages")
 
 
 @pytest.mark.req("PROJ-007", "PROJ-005")
@@ -73,14 +84,20 @@ def test_surface_read_is_header_capture_seq_and_current_nodes(
     impl: Implementation, case: SessionCase
 ) -> None:
     got = impl.call("session.surface", session=case.session)
-    assert got["capturedThroughSeq"] == case.captured_through_seq
-    assert got["session"]["id"] == case.id
-    assert got["session"].get("cwd") == case.session["header"].get("cwd")
-    raw = {e["seq"]: e for e in case.events}
-    for event in got["events"]:
-        assert event == raw[event["seq"]], "surface nodes are the log's own events"
+    with check("PROJ-007", session=case.session):
+        assert got["capturedThroughSeq"] == case.captured_through_seq
+        assert got["session"]["id"] == case.id
+        assert got["session"].get("cwd") == case.session["header"].get("cwd")
+        raw = {e["seq"]: e for e in case.events}
+        for event in got["events"]:
+            assert event == raw[event["seq"]], "surface nodes are the log's own events"
     # Projecting the read equals projecting the log: shadowed nodes are simply not there.
-    assert impl.call("projection.project", snapshot=got) == case.expected
+    expect_equal(
+        "PROJ-005",
+        impl.call("projection.project", snapshot=got),
+        impl.call("projection.project", session=case.session),
+        what="projection of the read",
+    )
 
 
 @pytest.mark.req("PROJ-001", "PROJ-004", "PROJ-007")
@@ -133,13 +150,44 @@ def test_upstream_fixture(impl: Implementation) -> None:
         ),
         ("assistant/chunk", {"turn": 1, "step": 1, "chunk": {"type": "text", "text": "partial"}}),
     )
-    assert impl.call("projection.project", session=session) == items(
+    got = impl.call("projection.project", session=session)
+    kept = items(
         ("user", "<compacted-summary>checkpoint</compacted-summary>", True),
         ("user", "recent user"),
         ("user", "human steer"),
         ("assistant", "visible answer"),
     )
-    assert impl.call("session.surface", session=session)["capturedThroughSeq"] == 13
+    excluded = {"workspace secret", "plugin steer", "out", "think", "plugin user", "r", "partial"}
+    leaked = sorted({i["text"] for i in got} & (excluded | {"old user", "old assistant"}))
+    expect("PROJ-004", not leaked, "an excluded text was projected", leaked=leaked)
+    expect_equal("PROJ-001", [i for i in got if i in kept], kept, what="kept messages")
+    capture = impl.call("session.surface", session=session)["capturedThroughSeq"]
+    expect_equal("PROJ-007", capture, 13, what="capturedThroughSeq")
+
+
+@pytest.mark.req("PROJ-004")
+def test_incomplete_assistant_output_is_not_projected(impl: Implementation) -> None:
+    """D-57: an interrupted stream leaves assistant/chunk records (seed era) or an
+    assistant/message marked interrupted (the later release); neither is completed text."""
+    session = log(
+        user("question"),
+        ("assistant/chunk", {"turn": 0, "step": 0, "chunk": {"type": "text", "text": "PART"}}),
+        (
+            "assistant/message",
+            {"turn": 0, "step": 0, "interrupted": True, "content": [text_block("PARTIAL")]},
+        ),
+        user("next"),
+        ("assistant/message", {"turn": 1, "step": 0, "content": [text_block("done")]}),
+    )
+    got = impl.call("projection.project", session=session)
+    texts = [i["text"] for i in got]
+    expect(
+        "PROJ-004",
+        not any("PART" in t for t in texts),
+        "incomplete assistant output was projected",
+        texts=texts,
+    )
+    expect_equal("PROJ-001", texts, ["question", "next", "done"], what="projected texts")
 
 
 @pytest.mark.req("PROJ-003", "PROJ-009")
@@ -160,7 +208,14 @@ def test_baked_prompt_projects_only_its_display_content(impl: Implementation) ->
             },
         }
         got = impl.call("projection.project", session=log((type_, data)))
-        assert got == items(("user", "direct source question"))
+        texts = [i["text"] for i in got]
+        expect(
+            "PROJ-003",
+            not any("nested referenced snapshot" in t for t in texts),
+            "a baked snapshot was re-exported",
+            texts=texts,
+        )
+        expect_equal("PROJ-009", got, items(("user", "direct source question")), type=type_)
 
 
 @pytest.mark.req("PROJ-003", "PROJ-009")
@@ -176,7 +231,9 @@ def test_empty_display_content_projects_nothing_and_the_delimiter_is_not_parsed(
     got = impl.call(
         "projection.project", session=log(("user/message", hidden), ("user/message", plain))
     )
-    assert got == items(("user", "a\n\n## My request:\nb"))
+    texts = [i["text"] for i in got]
+    expect("PROJ-003", "snapshot" not in texts, "a baked snapshot was projected", texts=texts)
+    expect_equal("PROJ-009", got, items(("user", "a\n\n## My request:\nb")))
 
 
 @pytest.mark.req("PROJ-006")
@@ -217,10 +274,22 @@ def test_checkpoints_are_recognized_by_source_only(impl: Implementation) -> None
         ("context/message", {"content": [text_block("compact context")], "source": COMPACT}),
         user("extra user fields", {"kind": "user", "rpcId": 3}),
     )
-    assert impl.call("projection.project", session=session) == items(
-        ("user", "appended checkpoint", True),
-        ("user", "backend fields", True),
-        ("user", "extra user fields"),
+    got = impl.call("projection.project", session=session)
+    flags = {i["text"]: i["checkpoint"] for i in got}
+    expect(
+        "PROJ-002",
+        flags.get("backend fields") is True,
+        "a compact-sourced message with backend fields is not a checkpoint",
+        got=got,
+    )
+    expect_equal(
+        "PROJ-008",
+        got,
+        items(
+            ("user", "appended checkpoint", True),
+            ("user", "backend fields", True),
+            ("user", "extra user fields"),
+        ),
     )
 
 
@@ -332,12 +401,16 @@ def test_malformed_logs_are_invalid_event(impl: Implementation, name: str) -> No
         assert impl.error_code("session.surface", session=session) == INVALID_EVENT
 
 
-@pytest.mark.req("PROJ-001", "PROJ-004")
+@pytest.mark.req("REF-003")
+@pytest.mark.differential
 @settings(max_examples=50, suppress_health_check=SLOW)
 @given(session_cases())
 def test_matches_reference_model(
     impl: Implementation, oracle: Implementation, case: SessionCase
 ) -> None:
-    assert impl.call("session.surface", session=case.session) == oracle.call(
-        "session.surface", session=case.session
+    expect_equal(
+        "REF-003",
+        impl.call("session.surface", session=case.session),
+        oracle.call("session.surface", session=case.session),
+        what="surface read",
     )

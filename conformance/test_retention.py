@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.checks import check, expect, expect_equal
 from dsh_conformance.conformance.preparation_oracles import (
+    cuts_of,
+    encoded,
     kept_items,
+    smallest_form,
     tag_safe_bytes,
     truncation_of,
     upstream_fixture,
@@ -56,6 +61,40 @@ def session(sid: str, *messages: tuple[str, str, dict[str, Any]]) -> dict[str, A
     return {"header": {"version": 0, "id": sid, "createdAt": 1}, "events": events}
 
 
+def preserved_floor(case: SessionCase, label: str) -> int:
+    """Bytes of the smallest object retention may emit: fixed fields plus the checkpoints
+    and the newest message, each at its smallest allowed form (text or bare notice)."""
+    last = len(case.expected) - 1
+    kept = [
+        dict(e, text=smallest_form(e["text"]))
+        for i, e in enumerate(case.expected)
+        if e["checkpoint"] or i == last
+    ]
+    return tag_safe_bytes(data_of(case, label, kept))
+
+
+def undropped_floor(case: SessionCase, label: str) -> int:
+    """Bytes of the object with every droppable message dropped and nothing truncated."""
+    last = len(case.expected) - 1
+    kept = [e for i, e in enumerate(case.expected) if e["checkpoint"] or i == last]
+    return tag_safe_bytes(data_of(case, label, kept))
+
+
+@st.composite
+def retention_inputs(draw: st.DrawFn) -> tuple[SessionCase, int, str]:
+    """A source, a label and a cap steered so success by dropping, by truncating, and
+    unavoidable failure are all common (issue 11 item 2)."""
+    case = draw(session_cases(texts=big_texts(), max_events=12))
+    label = draw(js_strings(max_size=8))
+    full = tag_safe_bytes(data_of(case, label, case.expected))
+    floor = preserved_floor(case, label)
+    caps = [st.integers(min_value=60, max_value=1600)]
+    if floor < full:
+        caps += [st.integers(min_value=floor, max_value=full - 1)] * 2
+        caps.append(st.integers(min_value=floor, max_value=undropped_floor(case, label)))
+    return case, draw(st.one_of(caps)), label
+
+
 @pytest.mark.req(
     "RET-001",
     "RET-002",
@@ -65,58 +104,147 @@ def session(sid: str, *messages: tuple[str, str, dict[str, Any]]) -> dict[str, A
     "RET-007",
     "RET-008",
     "RET-011",
+    "RET-012",
+    "RET-013",
     "SER-006",
 )
 @settings(max_examples=150, suppress_health_check=SLOW)
-@given(
-    session_cases(texts=big_texts(), max_events=12),
-    st.integers(min_value=60, max_value=1600),
-    js_strings(max_size=8),
-)
-def test_retention_properties(
-    impl: Implementation, case: SessionCase, cap: int, label: str
-) -> None:
+@given(retention_inputs())
+def test_retention_properties(impl: Implementation, inputs: tuple[SessionCase, int, str]) -> None:
+    case, cap, label = inputs
     full = data_of(case, label, case.expected)
     code = impl.error_code("retention.retain", session=case.session, label=label, maxBytes=cap)
     if code is not None:
-        assert code == BUDGET
-        assert tag_safe_bytes(full) > cap, "a source that fits must not fail"
+        event("retention: budget failure")
+        with check("RET-004", cap=cap):
+            expect_equal("RET-004", code, BUDGET, what="error code")
+        expect("RET-008", tag_safe_bytes(full) > cap, "a source that fits must not fail", cap=cap)
+        # Failure must be unavoidable: dropping every older message (RET-002) and slicing
+        # every preserved text to its bare notice (RET-003) still would not fit.
+        expect(
+            "RET-002",
+            undropped_floor(case, label) > cap,
+            "failed although dropping older messages alone would fit the cap",
+            cap=cap,
+        )
+        expect(
+            "RET-003",
+            preserved_floor(case, label) > cap,
+            "failed although head/tail slicing of the preserved texts would fit the cap",
+            cap=cap,
+        )
         return
     out = impl.call("retention.retain", session=case.session, label=label, maxBytes=cap)
     data, stats = out["data"], out["stats"]
     conversation = data["conversation"]
-    # RET-001 / SER-006: the tag-safe serialized data object is within its cap.
-    assert tag_safe_bytes(data) <= cap
-    assert data == data_of(case, label, conversation)
-    # RET-008: nothing is lost when everything fits.
+    expect("RET-001", tag_safe_bytes(data) <= cap, "the data object exceeds its cap", cap=cap)
+    expect_equal("SER-006", data, data_of(case, label, conversation), what="data object")
     if tag_safe_bytes(full) <= cap:
-        assert data == full
-        assert stats["truncated"] is False
-    # RET-002 / RET-005 / RET-003: checkpoints + newest + a suffix, each kept or sliced.
+        event("retention: fits whole")
+        expect_equal("RET-008", data, full, what="data of a source that fits")
+        expect_equal("RET-008", stats["truncated"], False, what="truncated")
+    # RET-002: the checkpoints and the newest message are kept (whole or sliced) and only
+    # non-checkpoint messages are missing.
     kept = kept_items(conversation, case.expected)
-    assert kept is not None, "retained messages are not checkpoints + newest + newest others"
+    last = len(case.expected) - 1
+    must = [bool(e["checkpoint"]) or i == last for i, e in enumerate(case.expected)]
+    expect(
+        "RET-002",
+        keeps_preserved(conversation, case.expected, must),
+        "a checkpoint or the newest message is missing",
+        conversation=conversation,
+    )
+    # RET-005 (profile): the dropped ones are the oldest.
+    expect("RET-005", kept is not None, "retained messages are not checkpoints + newest + suffix")
+    assert kept is not None
     kept_ids = {id(k) for k in kept}
     dropped = [e for e in case.expected if id(e) not in kept_ids]
-    # RET-006: every truncated text carries its exact notice; nothing is emptied.
+    if dropped:
+        event("retention: dropped messages")
+        # RET-012 (profile): dropping stops as soon as the source fits unsliced.
+        undrop = [e for e in case.expected if id(e) in kept_ids or e is dropped[-1]]
+        expect(
+            "RET-012",
+            tag_safe_bytes(data_of(case, label, undrop)) > cap,
+            "a dropped message could have been kept whole",
+            cap=cap,
+        )
     omitted_in_texts = 0
     for c, e in zip(conversation, kept, strict=True):
-        assert c["text"] != ""
-        if c["text"] != e["text"]:
-            n = truncation_of(c["text"], e["text"])
-            assert n is not None
-            assert n > 0
-            omitted_in_texts += n
-            # RET-011: slicing happens only once nothing droppable is left.
-            assert all(k["checkpoint"] for k in kept[:-1])
-    # RET-007: exact statistics.
-    assert stats == {
-        "compacted": any(e["checkpoint"] for e in case.expected),
-        "originalMessages": len(case.expected),
-        "retainedMessages": len(conversation),
-        "omittedMessages": len(dropped),
-        "omittedBytes": sum(utf8_len(e["text"]) for e in dropped) + omitted_in_texts,
-        "truncated": bool(dropped) or omitted_in_texts > 0,
-    }
+        expect("RET-006", c["text"] != "", "a retained message was emptied", original=e["text"])
+        if c["text"] == e["text"]:
+            continue
+        event("retention: truncated a text")
+        n = truncation_of(c["text"], e["text"])
+        # RET-003: an exact head/tail slice with its exact omitted count.
+        expect("RET-003", n is not None and n > 0, "not an exact head/tail slice", text=c)
+        assert n is not None
+        omitted_in_texts += n
+        head_and_tail_kept(c["text"], e["text"])
+        expect(
+            "RET-011",
+            all(k["checkpoint"] for k in kept[:-1]),
+            "a text was sliced while a droppable message was still kept",
+        )
+    expect_equal(
+        "RET-007",
+        stats,
+        {
+            "compacted": any(e["checkpoint"] for e in case.expected),
+            "originalMessages": len(case.expected),
+            "retainedMessages": len(conversation),
+            "omittedMessages": len(dropped),
+            "omittedBytes": sum(utf8_len(e["text"]) for e in dropped) + omitted_in_texts,
+            "truncated": bool(dropped) or omitted_in_texts > 0,
+        },
+        what="statistics",
+    )
+
+
+def keeps_preserved(
+    conversation: list[dict[str, Any]], expected: list[dict[str, Any]], must: list[bool]
+) -> bool:
+    """RET-002: the conversation is an in-order selection of the projected messages (each
+    whole or sliced) that includes every message flagged in *must*."""
+
+    def same(c: dict[str, Any], e: dict[str, Any]) -> bool:
+        return c["role"] == e["role"] and (
+            c["text"] == e["text"] or truncation_of(c["text"], e["text"]) is not None
+        )
+
+    @functools.cache
+    def fits(i: int, j: int) -> bool:
+        if j == len(expected):
+            return i == len(conversation)
+        if i < len(conversation) and same(conversation[i], expected[j]) and fits(i + 1, j + 1):
+            return True
+        return not must[j] and fits(i, j + 1)
+
+    return fits(0, 0)
+
+
+def head_and_tail_kept(text: str, original: str) -> None:
+    """RET-003 (seed, "head/tail slicing"): a slice that keeps 16 bytes or more keeps both
+    ends of the text; RET-013 (profile, D-35/D-36): head and tail are balanced."""
+    split = cuts_of(text, original)
+    if split is None:
+        return
+    head, tail = split
+    if (original.startswith("\ufeff") and head) or original_tail_starts_with_bom(original, tail):
+        event("retention: byte-order mark at a cut")
+    expect(
+        "RET-003",
+        head + tail < 16 or (head > 0 and tail > 0),
+        "a slice kept only one end of the text",
+        head=head,
+        tail=tail,
+    )
+    expect("RET-013", abs(head - tail) <= 4, "head and tail are not balanced", head=head, tail=tail)
+
+
+def original_tail_starts_with_bom(original: str, tail: int) -> bool:
+    whole = encoded(original)
+    return tail > 0 and whole[len(whole) - tail :].startswith("\ufeff".encode())
 
 
 @pytest.mark.req("RET-004")
@@ -166,25 +294,60 @@ def latest_fixture() -> dict[str, Any]:
     return src
 
 
-@pytest.mark.req("RET-001", "RET-002", "RET-003", "RET-007", "RET-009")
+@pytest.mark.req("RET-001", "RET-002", "RET-003", "RET-007")
+def test_upstream_exact_budget_properties(impl: Implementation) -> None:
+    """Upstream's 360-byte case, checked by what the seed says: any arithmetic passes."""
+    src = latest_fixture()
+    out = impl.call("retention.retain", session=src, label="source", maxBytes=360)
+    conversation, stats = out["data"]["conversation"], out["stats"]
+    expect("RET-001", tag_safe_bytes(out["data"]) <= 360, "over the cap", data=out["data"])
+    checkpoint = "<compacted-summary>checkpoint</compacted-summary>"
+    newest = "latest-" + "界" * 400
+    with check("RET-002", conversation=conversation):
+        assert conversation[0] == {"role": "user", "text": checkpoint}
+        assert conversation[-1]["role"] == "assistant"
+        assert conversation[-1]["text"].startswith("latest-")
+    with check("RET-003", conversation=conversation):
+        n = truncation_of(conversation[-1]["text"], newest)
+        assert n is not None
+        assert n > 0
+    dropped = 5 - len(conversation)
+    expect_equal("RET-007", stats["omittedMessages"], dropped, what="omittedMessages")
+    expect_equal("RET-007", stats["truncated"], True, what="truncated")
+
+
+@pytest.mark.req("REF-004")
 def test_upstream_exact_budget_vector(impl: Implementation) -> None:
+    """The same case byte for byte (upstream's arithmetic, D-35/D-36): profile only."""
     out = impl.call("retention.retain", session=latest_fixture(), label="source", maxBytes=360)
-    assert out["data"]["conversation"] == [
-        {"role": "user", "text": "<compacted-summary>checkpoint</compacted-summary>"},
-        {"role": "assistant", "text": "latest-" + "界" * 36 + "\n[… omitted 1092 UTF-8 bytes …]"},
-    ]
-    assert tag_safe_bytes(out["data"]) == 358
-    assert out["stats"] == {
-        "compacted": True,
-        "originalMessages": 5,
-        "retainedMessages": 2,
-        "omittedMessages": 3,
-        "omittedBytes": 1128,
-        "truncated": True,
-    }
+    expect_equal(
+        "REF-004",
+        out["data"]["conversation"],
+        [
+            {"role": "user", "text": "<compacted-summary>checkpoint</compacted-summary>"},
+            {
+                "role": "assistant",
+                "text": "latest-" + "界" * 36 + "\n[… omitted 1092 UTF-8 bytes …]",
+            },
+        ],
+        what="conversation",
+    )
+    expect_equal(
+        "REF-004",
+        out["stats"],
+        {
+            "compacted": True,
+            "originalMessages": 5,
+            "retainedMessages": 2,
+            "omittedMessages": 3,
+            "omittedBytes": 1128,
+            "truncated": True,
+        },
+        what="statistics",
+    )
 
 
-@pytest.mark.req("RET-001", "RET-002", "RET-003", "RET-009")
+@pytest.mark.req("REF-004")
 @pytest.mark.parametrize(
     ("sid", "runs", "omitted"), [("one", 58, 1026), ("two", 58, 1026), ("three", 56, 1032)]
 )
@@ -197,15 +360,19 @@ def test_upstream_three_references_vector(
         ("user/message", sid + "-tail", USER),
     )
     out = impl.call("retention.retain", session=src, label=sid, maxBytes=360)
-    assert out["data"]["conversation"] == [
-        {
-            "role": "user",
-            "text": f"{sid}-" + "界" * runs + f"\n[… omitted {omitted} UTF-8 bytes …]",
-        },
-        {"role": "user", "text": f"{sid}-tail"},
-    ]
-    assert out["stats"]["omittedBytes"] == omitted
-    assert out["stats"]["omittedMessages"] == 0
+    expect_equal(
+        "REF-004",
+        out["data"]["conversation"],
+        [
+            {
+                "role": "user",
+                "text": f"{sid}-" + "界" * runs + f"\n[… omitted {omitted} UTF-8 bytes …]",
+            },
+            {"role": "user", "text": f"{sid}-tail"},
+        ],
+        what="conversation",
+    )
+    expect_equal("REF-004", out["stats"]["omittedBytes"], omitted, what="omittedBytes")
 
 
 @pytest.mark.req("RET-009")
@@ -215,13 +382,77 @@ def test_upstream_three_references_vector(
         ("0123456789" * 10, 40, "0123789\n[… omitted 93 UTF-8 bytes …]", 93),
         ("x" * 100, 34, "x\n[… omitted 99 UTF-8 bytes …]", 99),
         ("x" * 100, 35, "xx\n[… omitted 98 UTF-8 bytes …]", 98),
+        # D-56: a byte-order mark at a cut is kept and counted like any other character.
+        ("a" * 60 + "\ufeff" + "b" * 10, 59, "a" * 13 + "\ufeff" + "b" * 10, 47),
+        ("\ufeff" + "a" * 60, 40, "\ufeffaaaa", 56),
     ],
 )
 def test_upstream_truncation_vectors(
     impl: Implementation, text: str, cap: int, expected: str, omitted: int
 ) -> None:
     out = impl.call("retention.truncate", text=text, maxBytes=cap)
-    assert (out["text"], out["omittedBytes"], out["fits"]) == (expected, omitted, True)
+    if "omitted" not in expected:
+        expected += f"\n[… omitted {omitted} UTF-8 bytes …]"
+    expect_equal(
+        "RET-009",
+        (out["text"], out["omittedBytes"], out["fits"]),
+        (expected, omitted, True),
+        what="(text, omittedBytes, fits)",
+    )
+
+
+@pytest.mark.req("RET-003")
+@pytest.mark.parametrize(
+    ("text", "cap"),
+    [("a" * 60 + "\ufeff" + "b" * 10, 59), ("\ufeff" + "a" * 60, 40), ("b\ufeff" * 30, 50)],
+)
+def test_a_byte_order_mark_at_a_cut_is_counted_exactly(
+    impl: Implementation, text: str, cap: int
+) -> None:
+    """D-56: a decoder that strips a leading BOM from a slice (TextDecoder's default) keeps
+    fewer bytes than it reports; the omitted count must stay exact."""
+    out = impl.call("retention.truncate", text=text, maxBytes=cap)
+    n = truncation_of(out["text"], text)
+    expect_equal("RET-003", n, out["omittedBytes"], what="exact omitted bytes", text=text)
+
+
+@pytest.mark.req("RET-003", "RET-013")
+@pytest.mark.parametrize(("text", "cap"), [("0123456789" * 10, 60), ("界" * 100, 90)])
+def test_slices_keep_both_ends(impl: Implementation, text: str, cap: int) -> None:
+    """Head-only slicing is not "head/tail slicing" (RET-003); D-35's split is balanced and
+    keeps all but a few bytes of its target (RET-013, profile)."""
+    out = impl.call("retention.truncate", text=text, maxBytes=cap)
+    head_and_tail_kept(out["text"], text)
+    expect(
+        "RET-013",
+        utf8_len(out["text"]) >= cap - 6,
+        "the slice keeps less than its target allows",
+        kept=out["text"],
+    )
+
+
+@pytest.mark.req("RET-002", "RET-003", "RET-012")
+def test_drop_what_is_needed_then_slice(impl: Implementation) -> None:
+    """Issue 11 items 2-3: drop only the old message that does not fit; slice rather than fail."""
+    fixed = tag_safe_bytes(
+        {"sessionId": "s", "label": "s", "cwd": None, "capturedThroughSeq": 2, "conversation": []}
+    )
+    src = session(
+        "s",
+        ("user/message", "old " * 50, USER),
+        ("user/message", "mid " * 5, USER),
+        ("assistant/message", "new " * 5, USER),
+    )
+    room = fixed + 2 * len('{"role":"assistant","text":""},') + 40 + 10
+    out = impl.call("retention.retain", session=src, label="s", maxBytes=room)
+    texts = [c["text"] for c in out["data"]["conversation"]]
+    expect("RET-002", texts[-1:] == ["new " * 5], "the newest message is gone", texts=texts)
+    expect_equal("RET-012", texts, ["mid " * 5, "new " * 5], what="retained texts")
+    big = session(
+        "s", ("user/message", "old " * 20, USER), ("assistant/message", "new " * 100, USER)
+    )
+    code = impl.error_code("retention.retain", session=big, label="s", maxBytes=fixed + 200)
+    expect("RET-003", code is None, "failed where slicing the newest text fits", code=code)
 
 
 @pytest.mark.req("RET-006", "RET-011")
@@ -233,16 +464,12 @@ def test_a_preserved_message_is_never_emptied(impl: Implementation) -> None:
     )
     item = len('{"role":"user","text":""}')
     # Upstream: target 20 < the 35-byte bare notice -> text "" with no notice, and it fits.
-    assert (
-        impl.error_code("retention.retain", session=src, label="s", maxBytes=fixed + item + 20)
-        == BUDGET
-    )
+    code = impl.error_code("retention.retain", session=src, label="s", maxBytes=fixed + item + 20)
+    expect_equal("RET-011", code, BUDGET, what="error code")
     # With room for a notice, the newest message survives as a slice plus exact notice.
     out = impl.call("retention.retain", session=src, label="s", maxBytes=fixed + item + 40)
     (only,) = out["data"]["conversation"]
-    # Two passes: the notice's LF costs 2 escaped bytes, so the first 40-byte slice overflows.
-    assert only["text"] == "xxx" + "xx" + "\n[… omitted 995 UTF-8 bytes …]"
-    assert truncation_of(only["text"], "x" * 1000) == 995
+    expect_equal("RET-006", truncation_of(only["text"], "x" * 1000), 995, what="omitted count")
 
 
 @pytest.mark.req("RET-006")
@@ -251,22 +478,28 @@ def test_bare_notice_when_nothing_else_fits(impl: Implementation) -> None:
     assert out == {"text": "\n[… omitted 100 UTF-8 bytes …]", "omittedBytes": 100, "fits": False}
 
 
-@pytest.mark.req("RET-003", "RET-006")
+@pytest.mark.req("RET-003", "RET-006", "RET-013")
 @settings(suppress_health_check=SLOW)
 @given(big_texts(max_repeat=40), st.integers(min_value=0, max_value=300))
 @example("界a界", 2)
 @example("\ud800" * 20, 40)
 @example("😀" * 30, 45)
+@example("a" * 60 + "\ufeff" + "b" * 10, 59)
+@example("0123456789" * 10, 60)
 def test_truncation_is_an_exact_head_tail_slice(impl: Implementation, text: str, cap: int) -> None:
     out = impl.call("retention.truncate", text=text, maxBytes=cap)
     if utf8_len(text) <= cap:
-        assert out == {"text": text, "omittedBytes": 0, "fits": True}
+        expect_equal("RET-003", out, {"text": text, "omittedBytes": 0, "fits": True})
         return
-    assert truncation_of(out["text"], text) == out["omittedBytes"]
-    assert out["fits"] == (utf8_len(out["text"]) <= cap)
+    with check("RET-006", text=text, out=out):
+        assert truncation_of(out["text"], text) is not None, "no exact notice"
+    expect_equal("RET-003", truncation_of(out["text"], text), out["omittedBytes"], text=text)
+    expect_equal("RET-003", out["fits"], utf8_len(out["text"]) <= cap, what="fits", text=text)
+    head_and_tail_kept(out["text"], text)
 
 
-@pytest.mark.req("RET-009")
+@pytest.mark.req("REF-004")
+@pytest.mark.differential
 @settings(max_examples=80, suppress_health_check=SLOW)
 @given(session_cases(texts=big_texts(), max_events=10), st.integers(min_value=60, max_value=1200))
 def test_matches_reference_model_byte_for_byte(
@@ -275,9 +508,14 @@ def test_matches_reference_model_byte_for_byte(
     args = {"session": case.session, "label": "L", "maxBytes": cap}
     code = oracle.error_code("retention.retain", **args)
     if code is not None:
-        assert impl.error_code("retention.retain", **args) == code
+        expect_equal("REF-004", impl.error_code("retention.retain", **args), code, what="code")
     else:
-        assert impl.call("retention.retain", **args) == oracle.call("retention.retain", **args)
+        expect_equal(
+            "REF-004",
+            impl.call("retention.retain", **args),
+            oracle.call("retention.retain", **args),
+            what="retained source",
+        )
 
 
 @pytest.mark.req("RET-006", "RET-011")
@@ -285,7 +523,9 @@ def test_a_short_newest_message_that_cannot_fit_fails(impl: Implementation) -> N
     """D-37: upstream keeps 'A2:<' as '' (it fits then); a bare notice would be longer than
     the text itself, so no slice can help and the source cannot fit."""
     src = session("source", ("user/message", "U1:a", USER), ("assistant/message", "A2:<", USER))
-    assert impl.error_code("retention.retain", session=src, label="", maxBytes=120) == BUDGET
+    code = impl.error_code("retention.retain", session=src, label="", maxBytes=120)
+    expect_equal("RET-011", code, BUDGET, what="error code")
     ok = impl.call("retention.retain", session=src, label="", maxBytes=127)
-    assert ok["data"]["conversation"] == [{"role": "assistant", "text": "A2:<"}]
-    assert ok["stats"]["omittedMessages"] == 1
+    conversation = ok["data"]["conversation"]
+    expect_equal("RET-006", conversation, [{"role": "assistant", "text": "A2:<"}])
+    expect_equal("RET-006", ok["stats"]["omittedMessages"], 1, what="omittedMessages")

@@ -140,6 +140,8 @@ def project_event(event: Event) -> ProjectedItem | None:
     """The item one surface event projects to, or None (PROJ-001, PROJ-004, PROJ-008, D-31)."""
     type_ = event.type
     if type_ == "assistant/message":
+        if _data(event).get("interrupted") is True:
+            return None  # incomplete assistant output (D-57)
         text, length = _text(event, _blocks(event, _data(event).get("content"), "content"))
         return ProjectedItem("assistant", text, False, length) if text else None
     if type_ not in _PROMPTS:
