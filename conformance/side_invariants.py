@@ -211,6 +211,50 @@ def framing_problems(child: JsonLog) -> list[str]:
     return problems
 
 
+#: What the seed's framing sentence asks the text to say (SIDE-007: "tells the child to
+#: explain without mutating or continuing the task"), as phrase families: the text must
+#: carry one phrase of each, in any wording.  The exact text is the profile's (SIDE-053).
+FRAMING_MEANING: dict[str, tuple[str, ...]] = {
+    "explain": ("explain", "answer", "advise", "advisor"),
+    "without mutating": (
+        "read-only",
+        "read only",
+        "not modify",
+        "never modify",
+        "without modifying",
+        "not change",
+        "never change",
+        "without changing",
+        "not mutate",
+        "never mutate",
+        "without mutating",
+        "not edit",
+        "never edit",
+    ),
+    "without continuing the task": (
+        "not continue",
+        "never continue",
+        "without continuing",
+        "not carry on",
+        "never carry on",
+        "not resume",
+        "never resume",
+        "not complete the task",
+        "not pick up the task",
+    ),
+}
+
+
+def framing_meaning_problems(text: str) -> list[str]:
+    """The parts of the seed's framing meaning *text* does not say (case-insensitive)."""
+    words = " ".join(text.lower().replace("’", "'").replace("n't", " not").split())
+    return [
+        f"the framing does not say {part!r} (none of {list(phrases)})"
+        for part, phrases in FRAMING_MEANING.items()
+        if not any(phrase in words for phrase in phrases)
+    ]
+
+
 def fork_problems(
     parent_before: JsonLog, parent_after: JsonLog, child: JsonLog, parent_id: str
 ) -> list[str]:
