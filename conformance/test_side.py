@@ -102,7 +102,7 @@ def unchanged(impl: Implementation, *aids: str) -> Callable[[], None]:
 # --- fork and attach ----------------------------------------------------------------------
 
 
-@pytest.mark.req("SIDE-003", "SIDE-004", "SIDE-005", "SIDE-006", "SIDE-020", "SIDE-067")
+@pytest.mark.req("SIDE-003", "SIDE-004", "SIDE-005", "SIDE-006", "SIDE-020", "SIDE-050", "SIDE-067")
 def test_fork_leaves_source_untouched_and_seeds_the_prefix(fresh: Implementation) -> None:
     make_parent(fresh)
     before = log(fresh, "parent")
@@ -195,7 +195,7 @@ def test_every_turn_end_reason_is_a_fork_point(fresh: Implementation) -> None:
     inv.expect_fork(before, log(fresh, "parent"), child, "parent")
 
 
-@pytest.mark.req("SIDE-052", "SIDE-004", "SIDE-005", "SIDE-020", "SIDE-024")
+@pytest.mark.req("SIDE-052", "SIDE-004", "SIDE-005", "SIDE-020", "SIDE-024", "SIDE-050")
 @pytest.mark.parametrize("in_flight", [False, True])
 def test_empty_prefix_forks_with_seed_length_zero(fresh: Implementation, in_flight: bool) -> None:
     fresh.call("agent.create", id="parent", header={"cwd": CWD})
@@ -749,7 +749,7 @@ def test_no_sidechat_events_and_no_fork_metadata(fresh: Implementation) -> None:
             assert "mergedInto" not in session["header"]
 
 
-@pytest.mark.req("SIDE-029", "SIDE-067", "SIDE-004", "SIDE-005", "SIDE-020")
+@pytest.mark.req("SIDE-029", "SIDE-067", "SIDE-004", "SIDE-005", "SIDE-020", "SIDE-050")
 def test_a_compacted_source_forks_its_compacted_view(fresh: Implementation) -> None:
     make_parent(fresh, turns=2)
     fresh.call("side.compact", agent="parent", summary="Decided to use B.")
