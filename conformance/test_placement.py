@@ -408,3 +408,34 @@ def test_a_compacted_seed_replays_its_current_surface(impl: Implementation) -> N
     ]
     assert replay(agent.events(), agent.id) == [request]
     assert of_type(agent.events(), "turn/start")[-1]["data"]["turn"] == 2
+
+
+@pytest.mark.req("ENV-072", "ENV-073")
+@pytest.mark.capability("agent.display")
+def test_a_host_shows_display_content_sources_and_an_isolated_title(impl: Implementation) -> None:
+    """V-20 compact TUI replay and V-18 title isolation, through the host view (D-77).
+
+    The keyless prompt is shown as its readable display content with one source entry for
+    the referenced session; no text of the snapshot (its data region or warning) appears
+    in the view, and the title is read from the display content.
+    """
+    from dsh_conformance.conformance.keyless import SOURCE_ID, keyless_contexts
+
+    agent = new_agent(impl, header={"cwd": "/workspace/project"})
+    content, contexts = keyless_contexts(impl)
+    agent.call("agent.script", responses=[{"text": "Answer."}])
+    agent.call("agent.send", content=content, contexts=contexts)
+    agent.run()
+    view = agent.call("agent.display")
+    users = [m for m in view["messages"] if m["role"] == "user"]
+    snapshot_texts = ("Retained checkpoint.", "Recent retained question.", "referenced-sessions")
+    envelope = of_type(agent.events(), "user/message")[0]["data"]["envelope"]
+    with check("ENV-072", view=view):
+        assert len(users) == 1
+        assert users[0]["content"] == envelope["displayContent"]
+        assert [s["sessionId"] for s in users[0]["sources"]] == [SOURCE_ID]
+        assert not any(t in repr(view["messages"]) for t in snapshot_texts)
+    with check("ENV-073", title=view["title"]):
+        assert not any(t in str(view["title"]) for t in snapshot_texts)
+        shown = "".join(b["text"] for b in envelope["displayContent"] if b["type"] == "text")
+        assert view["title"] == shown.strip().split("\n", 1)[0].strip()[:80]

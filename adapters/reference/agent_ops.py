@@ -16,6 +16,7 @@ from typing import Any, Final
 from dsh_conformance.adapters.reference import State, op
 from dsh_conformance.model import jsstr
 from dsh_conformance.model.agent import Agent
+from dsh_conformance.model.display import display
 from dsh_conformance.model.errors import DshError, ErrorCode
 from dsh_conformance.model.session import SessionHeader, events_from_json
 from dsh_conformance.model.system_prompt import AgentOptions
@@ -186,6 +187,12 @@ def _notifications(state: State, args: Mapping[str, Any]) -> list[dict[str, Any]
 @op("agent.submissions", CAPABILITY)
 def _submissions(state: State, args: Mapping[str, Any]) -> list[dict[str, Any]]:
     return get_agent(state, args).submissions
+
+
+@op("agent.display", "agent.display")
+def _display(state: State, args: Mapping[str, Any]) -> dict[str, Any]:
+    """What a host shows: display content, compact source lists, a title (ENV-072, ENV-073)."""
+    return display(get_agent(state, args).log.events)
 
 
 @op("agent.system", CAPABILITY)
