@@ -116,3 +116,21 @@ def display_snapshot() -> DisplayShowsSnapshot:
 
 def title_snapshot() -> TitleFromSnapshot:
     return TitleFromSnapshot()
+
+
+class LateSettlementEnqueues(_Broken):
+    """A host that, when a cancelled preparation's read settles late, enqueues the message
+    anyway (issue 11 item 9, PREP-006)."""
+
+    name = "late settlement enqueues"
+
+    def op_agent_submit(self, args: Mapping[str, Any]) -> Any:
+        result = self.reference.call("agent.submit", args)
+        if result["enqueued"] or not result["lateSettled"]:
+            return result
+        late = {k: v for k, v in dict(args["prepare"]).items() if k != "cancelAt"}
+        return self.reference.call("agent.submit", {**args, "prepare": late})
+
+
+def late_settlement() -> LateSettlementEnqueues:
+    return LateSettlementEnqueues()

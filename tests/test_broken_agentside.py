@@ -39,7 +39,17 @@ SELECTION = (
 def test_broken_implementations_fail_exactly_their_ids(
     tmp_path: Path, factory: str, must_fail: set[str]
 ) -> None:
-    done, record = run_record(tmp_path, f"python:broken_agentside:{factory}", *SELECTION)
+    _run(tmp_path, factory, must_fail, SELECTION)
+
+
+def test_a_late_settlement_that_enqueues_fails_prep_006(tmp_path: Path) -> None:
+    """Issue 11 item 9: the inbox tests (where preparation meets the agent)."""
+    inbox = ("--capability", "agent", "-k", "test_inbox and not stateful and not program")
+    _run(tmp_path, "late_settlement", {"PREP-006"}, (*inbox, "--hypothesis-profile", "quick"))
+
+
+def _run(tmp_path: Path, factory: str, must_fail: set[str], selection: tuple[str, ...]) -> None:
+    done, record = run_record(tmp_path, f"python:broken_agentside:{factory}", *selection)
     complete(record)
     assert done.returncode == 1
     failing = {row.id for row in requirement_rows(record) if row.status == "fail"}
