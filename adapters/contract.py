@@ -26,6 +26,8 @@ CAPABILITIES: Mapping[str, str] = {
     "prepare": "prepare() of references into one prompt-prefix context",
     "candidates": "candidate discovery for mention completion",
     "agent": "an agent with an inbox, a scripted model and captured requests",
+    "agent.submit": "the host flow: prepare, then send or steer the prepared message",
+    "agent.display": "the host view of a session: display content, source lists, a title",
     "agent.release-placement": "the published release's separate-message placement",
     "scenario": "run one scripted conversation on the agent's own loop (docs/scenario.md)",
     "side": "side sessions: fork, advisor framing, merge-back",

@@ -1,9 +1,13 @@
 """The seed's keyless TUI scenario (V-21; research note B §6.1), as data.
 
 The source session's surface replaces old user/assistant history with a compact checkpoint
-and keeps one recent question; the target submits a mention of it.  The prefix context
-comes from the implementation's own ``prepare`` when it declares that capability, else
-from the reference model's (the agent under test only has to place it).
+and keeps one recent question; the target submits a mention of it.  The host flow is
+composed end to end (issue 11 item 7): ``mention.parse`` turns the Markdown prompt into
+readable text and references, ``prepare`` snapshots the references, and ``agent.send``
+carries the readable text with the prepared contexts, so the model and ``displayContent``
+see ``Use @Source session``, never the raw mention.  Each step uses the implementation's
+own operation when it declares the capability, else the reference model's (the agent under
+test then only has to place the contexts).
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ TARGET_ID: Final = "target-session"
 CWD: Final = "/workspace/project"
 #: ``@[Source session](dsh-session:…)`` for the id "source-session".
 PROMPT: Final = "Use @[Source session](dsh-session:InNvdXJjZS1zZXNzaW9uIg)"
+#: What a host shows and sends once the mention is parsed (MENTION-003).
+READABLE: Final = "Use @Source session"
 
 
 def _text(value: str) -> list[dict[str, str]]:
@@ -82,21 +88,31 @@ def source_session() -> dict[str, Any]:
     }
 
 
-def prepare_args() -> dict[str, Any]:
+def prepare_args(
+    text: str = READABLE, references: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """``prepare`` arguments for the parsed prompt *text* and its *references*."""
+    if references is None:
+        references = [{"sessionId": SOURCE_ID, "label": "Source session"}]
     return {
         "target": {"id": TARGET_ID, "cwd": CWD},
-        "content": _text(PROMPT),
-        "references": [{"sessionId": SOURCE_ID, "label": "Source session"}],
+        "content": _text(text),
+        "references": references,
         "sessions": {SOURCE_ID: source_session()},
     }
 
 
-def keyless_contexts(impl: Implementation) -> tuple[list[Any], list[Any]]:
-    """``(content, contexts)`` to send: prepared by *impl* if it can, else by the reference."""
-    if impl.supports("prepare"):
-        prepared = impl.call("prepare", **prepare_args())
-    else:
-        from dsh_conformance.adapters.reference import ReferenceAdapter
+def _by(impl: Implementation, capability: str, op: str, args: dict[str, Any]) -> Any:
+    """*op* on *impl* when it declares *capability*, else on the reference model."""
+    if impl.supports(capability):
+        return impl.call(op, **args)
+    from dsh_conformance.adapters.reference import ReferenceAdapter
 
-        prepared = ReferenceAdapter().call("prepare", prepare_args())
+    return ReferenceAdapter().call(op, args)
+
+
+def keyless_contexts(impl: Implementation) -> tuple[list[Any], list[Any]]:
+    """``(content, contexts)`` to send: mention parse, then prepare, as a host composes them."""
+    parsed = _by(impl, "mention", "mention.parse", {"text": PROMPT})
+    prepared = _by(impl, "prepare", "prepare", prepare_args(parsed["text"], parsed["references"]))
     return prepared["content"], prepared["contexts"]

@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dsh_conformance.checks import expect
+from dsh_conformance.checks import expect, expect_equal
 from dsh_conformance.conformance.agent_support import surface as surface
 from dsh_conformance.conformance.js_objects import js_ordered
 
@@ -215,6 +215,50 @@ def framing_problems(child: JsonLog) -> list[str]:
     return problems
 
 
+#: What the seed's framing sentence asks the text to say (SIDE-007: "tells the child to
+#: explain without mutating or continuing the task"), as phrase families: the text must
+#: carry one phrase of each, in any wording.  The exact text is the profile's (SIDE-053).
+FRAMING_MEANING: dict[str, tuple[str, ...]] = {
+    "explain": ("explain", "answer", "advise", "advisor"),
+    "without mutating": (
+        "read-only",
+        "read only",
+        "not modify",
+        "never modify",
+        "without modifying",
+        "not change",
+        "never change",
+        "without changing",
+        "not mutate",
+        "never mutate",
+        "without mutating",
+        "not edit",
+        "never edit",
+    ),
+    "without continuing the task": (
+        "not continue",
+        "never continue",
+        "without continuing",
+        "not carry on",
+        "never carry on",
+        "not resume",
+        "never resume",
+        "not complete the task",
+        "not pick up the task",
+    ),
+}
+
+
+def framing_meaning_problems(text: str) -> list[str]:
+    """The parts of the seed's framing meaning *text* does not say (case-insensitive)."""
+    words = " ".join(text.lower().replace("’", "'").replace("n't", " not").split())
+    return [
+        f"the framing does not say {part!r} (none of {list(phrases)})"
+        for part, phrases in FRAMING_MEANING.items()
+        if not any(phrase in words for phrase in phrases)
+    ]
+
+
 def fork_problems(
     parent_before: JsonLog, parent_after: JsonLog, child: JsonLog, parent_id: str
 ) -> list[str]:
@@ -236,19 +280,61 @@ def fork_problems(
     return problems
 
 
+def seed_fork_points(events: Events) -> tuple[int, ...]:
+    """Seed lengths the seed's "forked at the source's last completed turn" allows.
+
+    Any end of a turn/end inside the balanced prefix that is not before the last turn that
+    ended ``completed``: whether an aborted, failed or injection turn after it counts as
+    "completed" is this project's reading (D-90, SIDE-050 pins the last turn/end of any
+    reason), not the sentence's.
+    """
+    limit = expected_prefix_length(events)
+    ends = [i + 1 for i in range(limit) if events[i]["type"] == "turn/end"]
+    completed = [
+        i + 1
+        for i in range(limit)
+        if events[i]["type"] == "turn/end"
+        and (events[i]["data"].get("reason") or {}).get("kind") == "completed"
+    ]
+    floor = completed[-1] if completed else 0
+    return tuple(n for n in [0, *ends] if n >= floor)
+
+
 def expect_fork(
     parent_before: JsonLog, parent_after: JsonLog, child: JsonLog, parent_id: str
 ) -> None:
-    """fork_problems as three checks: untouched source (SIDE-020), the balanced prefix
-    (SIDE-004), the header stamps (SIDE-005)."""
-    problems = fork_problems(parent_before, parent_after, child, parent_id)
-    shown = {"child header": child["header"], "parent": parent_id}
-    untouched = [p for p in problems if "changed the source" in p]
-    prefix = [p for p in problems if "seed is not" in p]
-    stamps = [p for p in problems if p not in untouched and p not in prefix]
-    expect("SIDE-020", not untouched, "; ".join(untouched), **shown)
-    expect("SIDE-004", not prefix, "; ".join(prefix), **shown)
-    expect("SIDE-005", not stamps, "; ".join(stamps), **shown)
+    """A fork as separate checks: untouched source (SIDE-020), a balanced completed-turn
+    prefix the seed allows (SIDE-004), the header stamps (SIDE-005), and this project's
+    fork point, the last turn/end of any reason (SIDE-050, D-90)."""
+    header = child["header"]
+    events = parent_before["events"]
+    length = header.get("seedLength")
+    shown = {"child header": header, "parent": parent_id}
+    expect(
+        "SIDE-020",
+        canonical_json(parent_before) == canonical_json(parent_after),
+        "the fork changed the source log or header",
+        **shown,
+    )
+    with_stamps = (
+        header.get("parentSession") == parent_id
+        and isinstance(length, int)
+        and not isinstance(length, bool)
+        and header.get("cwd") == parent_before["header"].get("cwd")
+    )
+    expect("SIDE-005", with_stamps, "parentSession, seedLength or cwd missing or wrong", **shown)
+    if not with_stamps:
+        return
+    seed = child["events"][:length]
+    expect(
+        "SIDE-004",
+        length in seed_fork_points(events)
+        and canonical_json(seed) == canonical_json(events[:length]),
+        "the child's seed is not a balanced completed-turn prefix of the parent",
+        allowed=seed_fork_points(events),
+        **shown,
+    )
+    expect_equal("SIDE-050", length, expected_prefix_length(events), what="seedLength", **shown)
 
 
 def request_problems(requests: Sequence[Mapping[str, Any]], log: JsonLog) -> list[str]:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.checks import check, expect_equal
 from dsh_conformance.conformance.agent_support import (
     USER,
     AgentHandle,
@@ -623,3 +624,39 @@ def test_preparation_creates_no_turn(impl: Implementation) -> None:
     assert agent.events() == []
     assert agent.notifications() == []
     assert agent.state()["queued"] == []
+
+
+@pytest.mark.req("PREP-006", "INBOX-035", "INBOX-032")
+@pytest.mark.capability("agent.submit")
+@pytest.mark.parametrize("verb", ["send", "steer"])
+def test_a_late_settlement_after_cancellation_cannot_enqueue(
+    impl: Implementation, verb: str
+) -> None:
+    """Preparation connected to an agent (D-78): a read that settles after the host
+    cancelled is observed, and the message is never enqueued; the same flow without the
+    cancellation enqueues it (the positive control)."""
+    from dsh_conformance.conformance.keyless import CWD, SOURCE_ID, prepare_args
+
+    agent = new_agent(impl, header={"cwd": CWD})
+    args = prepare_args()
+    args["target"] = {"id": agent.id, "cwd": CWD}
+    args["faults"] = {SOURCE_ID: {"kind": "delay", "ms": 9}}
+    cancelled = impl.call(
+        "agent.submit", agent=agent.id, verb=verb, prepare={**args, "cancelAt": 2}
+    )
+    with check("PREP-006", result=cancelled):
+        assert cancelled["enqueued"] is False
+        assert cancelled["lateSettled"] == [SOURCE_ID]
+        assert agent.state()["queued"] == []
+        assert agent.state()["steering"] == []
+        assert agent.notifications() == []
+    agent.run()
+    with check("INBOX-035"):
+        assert agent.events() == []
+    done = impl.call("agent.submit", agent=agent.id, verb=verb, prepare=args)
+    with check("INBOX-032", result=done):
+        assert done["enqueued"] is True
+        (record,) = agent.state()["queued"]
+        assert record["contexts"]
+        assert record["contexts"][0]["placement"] == "prompt-prefix"
+    expect_equal("INBOX-035", agent.events(), [], what="events before the driver runs")

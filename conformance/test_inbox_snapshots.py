@@ -5,6 +5,10 @@ requests of the scenario plus the message-level log (chunks and step markers lef
 a reviewer can read what the model saw next to what was logged.  Agent ids are fixed per
 scenario and event times are 0, so nothing needs scrubbing.  Refresh with
 ``pytest conformance/test_inbox_snapshots.py --snapshot-update`` and review the diff.
+
+A snapshot comparison proves identity with reviewed reference output only (REF-009, a
+profile requirement); the seed sentences these scenarios illustrate are checked by
+test_inbox.py and test_placement.py, and the few property checks kept here blame their own id.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
 
 from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.checks import check, expect
 from dsh_conformance.conformance.agent_support import AgentHandle, context, text
 from dsh_conformance.conformance.js_objects import js_ordered
 from dsh_conformance.conformance.keyless import CWD, TARGET_ID, keyless_contexts
@@ -78,7 +83,7 @@ def step_until(agent: AgentHandle, name: str) -> None:
     raise AssertionError(name)
 
 
-@pytest.mark.req("ENV-065", "ENV-059", "ENV-052")
+@pytest.mark.req("REF-009", "ENV-065")
 def test_keyless_session_reference(impl: Implementation, snap: SnapshotAssertion) -> None:
     """The seed's keyless TUI scenario (V-21): one prefixed user message, no shadowed text."""
     agent = agent_named(impl, TARGET_ID, header={"cwd": CWD})
@@ -87,11 +92,12 @@ def test_keyless_session_reference(impl: Implementation, snap: SnapshotAssertion
     agent.call("agent.send", content=content, contexts=contexts)
     agent.run()
     result = record(agent)
-    assert "SHADOWED OLD" not in repr(result["requests"])
-    assert result == snap
+    expect("ENV-065", "SHADOWED OLD" not in repr(result["requests"]), "a shadowed text was sent")
+    with check("REF-009"):
+        assert result == snap
 
 
-@pytest.mark.req("ENV-060", "ENV-055", "ENV-050")
+@pytest.mark.req("REF-009")
 def test_steer_during_a_tool_step(impl: Implementation, snap: SnapshotAssertion) -> None:
     agent = agent_named(
         impl, "steer-during-tool", options={"tools": [{"name": "ls", "description": "list"}]}
@@ -117,7 +123,7 @@ def test_steer_during_a_tool_step(impl: Implementation, snap: SnapshotAssertion)
     assert record(agent) == snap
 
 
-@pytest.mark.req("INBOX-011", "INBOX-013")
+@pytest.mark.req("REF-009", "INBOX-011")
 def test_blocked_prompt(impl: Implementation, snap: SnapshotAssertion) -> None:
     agent = agent_named(impl, "blocked-prompt")
     agent.call("agent.listen", listener={"kind": "block", "reason": "policy", "once": True})
@@ -129,11 +135,12 @@ def test_blocked_prompt(impl: Implementation, snap: SnapshotAssertion) -> None:
     agent.call("agent.send", content=text("Allowed request."))
     agent.run()
     result = record(agent)
-    assert "HIDDEN" not in repr(result)
-    assert result == snap
+    expect("INBOX-011", "HIDDEN" not in repr(result), "a blocked prompt's context was written")
+    with check("REF-009"):
+        assert result == snap
 
 
-@pytest.mark.req("ENV-062")
+@pytest.mark.req("REF-009")
 def test_allow_with_a_rewrite(impl: Implementation, snap: SnapshotAssertion) -> None:
     agent = agent_named(impl, "allow-rewrite")
     agent.call("agent.listen", listener={"kind": "rewrite", "content": text("Rewritten request.")})
@@ -146,7 +153,7 @@ def test_allow_with_a_rewrite(impl: Implementation, snap: SnapshotAssertion) -> 
     assert record(agent) == snap
 
 
-@pytest.mark.req("INBOX-021", "INBOX-022")
+@pytest.mark.req("REF-009", "INBOX-021")
 def test_cancellation_while_queued(impl: Implementation, snap: SnapshotAssertion) -> None:
     agent = agent_named(impl, "cancel-queued")
     agent.call(
@@ -161,5 +168,6 @@ def test_cancellation_while_queued(impl: Implementation, snap: SnapshotAssertion
     agent.call("agent.send", content=text("Sent after the cancel."))
     agent.run()
     result = record(agent)
-    assert "CANCELLED" not in repr(result)
-    assert result == snap
+    expect("INBOX-021", "CANCELLED" not in repr(result), "a cancelled record reached the model")
+    with check("REF-009"):
+        assert result == snap

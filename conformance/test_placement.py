@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.checks import check, expect_equal
 from dsh_conformance.conformance.agent_support import (
     DELIM,
     DELIM_TEXT,
@@ -333,31 +334,60 @@ def test_a_prepared_reference_reaches_the_model_as_one_prefixed_user_message(
     impl: Implementation,
 ) -> None:
     """V-21 restated as assertions (the request itself is snapshotted elsewhere)."""
-    from dsh_conformance.conformance.keyless import keyless_contexts
+    from dsh_conformance.conformance.keyless import READABLE, keyless_contexts
 
     agent = new_agent(impl, header={"cwd": "/workspace/project"})
     content, contexts = keyless_contexts(impl)
     agent.call("agent.send", content=content, contexts=contexts)
     agent.run()
     last = agent.requests()[0]["messages"][-1]
-    assert last["role"] == "user"
-    assert len(last["content"]) == 3
-    assert last["content"][1] == DELIM
-    assert last["content"][2] == content[0]
-    snapshot_text = last["content"][0]["text"]
-    assert "untrusted, read-only snapshot" in snapshot_text
-    assert "Retained checkpoint." in snapshot_text
-    assert "Recent retained question." in snapshot_text
     body = repr(agent.requests())
-    assert "SHADOWED OLD USER" not in body
-    assert "SHADOWED OLD ASSISTANT" not in body
-    assert of_type(agent.events(), "context/message") == []
+    with check("ENV-065", message=last):
+        assert last["role"] == "user"
+        assert len(last["content"]) == 3
+        assert last["content"][1] == DELIM
+        assert last["content"][2] == text(READABLE)[0]
+        snapshot_text = last["content"][0]["text"]
+        assert "Retained checkpoint." in snapshot_text
+        assert "Recent retained question." in snapshot_text
+        assert "SHADOWED OLD USER" not in body
+        assert "SHADOWED OLD ASSISTANT" not in body
+    expect_equal("ENV-059", of_type(agent.events(), "context/message"), [], what="contexts")
     envelope = of_type(agent.events(), "user/message")[0]["data"]["envelope"]
-    assert envelope["displayContent"] == content
-    (prefix,) = envelope["prefixContexts"]
-    assert prefix["source"] == plugin("session-reference")
-    assert prefix["meta"]["references"][0]["sessionId"] == "source-session"
-    assert prefix["meta"]["references"][0]["compacted"] is True
+    with check("ENV-052", envelope=envelope):
+        assert envelope["displayContent"] == content
+        (prefix,) = envelope["prefixContexts"]
+        assert prefix["source"] == plugin("session-reference")
+        assert prefix["meta"]["references"][0]["sessionId"] == "source-session"
+        assert prefix["meta"]["references"][0]["compacted"] is True
+
+
+@pytest.mark.req("ENV-065")
+@pytest.mark.capability("mention")
+@pytest.mark.capability("prepare")
+def test_the_host_flow_parses_prepares_and_sends_the_readable_prompt(
+    impl: Implementation,
+) -> None:
+    """V-21 composed by the implementation alone: mention parse -> prepare -> send.
+
+    The model and the logged display content carry the readable prompt (``@label``), never
+    the raw Markdown mention; the snapshot comes first and names the mentioned session.
+    """
+    from dsh_conformance.conformance.keyless import PROMPT, READABLE, prepare_args
+
+    parsed = impl.call("mention.parse", text=PROMPT)
+    prepared = impl.call("prepare", **prepare_args(parsed["text"], parsed["references"]))
+    agent = new_agent(impl, header={"cwd": "/workspace/project"})
+    agent.call("agent.send", content=prepared["content"], contexts=prepared["contexts"])
+    agent.run()
+    last = agent.requests()[0]["messages"][-1]
+    envelope = of_type(agent.events(), "user/message")[0]["data"]["envelope"]
+    with check("ENV-065", message=last, envelope=envelope):
+        assert last["content"][-1] == text(READABLE)[0]
+        assert last["content"][-2] == DELIM
+        assert "Recent retained question." in last["content"][0]["text"]
+        assert envelope["displayContent"] == text(READABLE)
+        assert "dsh-session:" not in repr(envelope["displayContent"])
 
 
 @pytest.mark.req("ENV-058")
@@ -378,3 +408,34 @@ def test_a_compacted_seed_replays_its_current_surface(impl: Implementation) -> N
     ]
     assert replay(agent.events(), agent.id) == [request]
     assert of_type(agent.events(), "turn/start")[-1]["data"]["turn"] == 2
+
+
+@pytest.mark.req("ENV-072", "ENV-073")
+@pytest.mark.capability("agent.display")
+def test_a_host_shows_display_content_sources_and_an_isolated_title(impl: Implementation) -> None:
+    """V-20 compact TUI replay and V-18 title isolation, through the host view (D-77).
+
+    The keyless prompt is shown as its readable display content with one source entry for
+    the referenced session; no text of the snapshot (its data region or warning) appears
+    in the view, and the title is read from the display content.
+    """
+    from dsh_conformance.conformance.keyless import SOURCE_ID, keyless_contexts
+
+    agent = new_agent(impl, header={"cwd": "/workspace/project"})
+    content, contexts = keyless_contexts(impl)
+    agent.call("agent.script", responses=[{"text": "Answer."}])
+    agent.call("agent.send", content=content, contexts=contexts)
+    agent.run()
+    view = agent.call("agent.display")
+    users = [m for m in view["messages"] if m["role"] == "user"]
+    snapshot_texts = ("Retained checkpoint.", "Recent retained question.", "referenced-sessions")
+    envelope = of_type(agent.events(), "user/message")[0]["data"]["envelope"]
+    with check("ENV-072", view=view):
+        assert len(users) == 1
+        assert users[0]["content"] == envelope["displayContent"]
+        assert [s["sessionId"] for s in users[0]["sources"]] == [SOURCE_ID]
+        assert not any(t in repr(view["messages"]) for t in snapshot_texts)
+    with check("ENV-073", title=view["title"]):
+        assert not any(t in str(view["title"]) for t in snapshot_texts)
+        shown = "".join(b["text"] for b in envelope["displayContent"] if b["type"] == "text")
+        assert view["title"] == shown.strip().split("\n", 1)[0].strip()[:80]

@@ -1,8 +1,12 @@
 """SIDE-*: interactive side sessions -- fork and attach, advisor framing, merge-back.
 
 Example tests, one or more per requirement.  Every check is stated with the independent
-helpers of side_invariants.py (standard library only); ``test_matches_reference_model``
-adds a differential comparison with the oracle.
+helpers of side_invariants.py (standard library only) and blames exactly the requirement it
+proves.  The seed's sentences are checked at their own level (the framing's meaning by
+phrases, "length-capped" in any usual unit); this project's wording and units are profile
+requirements (SIDE-053 framing bytes and meta, SIDE-055 UTF-8 cap, SIDE-056 heading and
+notice).  ``test_matches_reference_model`` and ``test_truncation_matches_reference_model``
+compare with the oracle and blame REF-008 only.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.checks import check, expect, expect_equal
 from dsh_conformance.conformance import side_invariants as inv
 from dsh_conformance.conformance.strategies import js_strings
 
@@ -97,21 +102,23 @@ def unchanged(impl: Implementation, *aids: str) -> Callable[[], None]:
 # --- fork and attach ----------------------------------------------------------------------
 
 
-@pytest.mark.req("SIDE-003", "SIDE-004", "SIDE-005", "SIDE-006", "SIDE-020")
+@pytest.mark.req("SIDE-003", "SIDE-004", "SIDE-005", "SIDE-006", "SIDE-020", "SIDE-050", "SIDE-067")
 def test_fork_leaves_source_untouched_and_seeds_the_prefix(fresh: Implementation) -> None:
     make_parent(fresh)
     before = log(fresh, "parent")
     result = fresh.call("side.fork", parent="parent", child="side")
     child = log(fresh, "side")
-    assert inv.fork_problems(before, log(fresh, "parent"), child, "parent") == []
-    assert result["child"] == "side"
-    assert result["parentSession"] == "parent"
-    assert result["seedLength"] == child["header"]["seedLength"] == len(before["events"])
-    assert result["compacted"] is False
+    inv.expect_fork(before, log(fresh, "parent"), child, "parent")
+    with check("SIDE-005", result=result, header=child["header"]):
+        assert result["child"] == "side"
+        assert result["parentSession"] == "parent"
+        assert result["seedLength"] == child["header"]["seedLength"] == len(before["events"])
+    expect_equal("SIDE-067", result["compacted"], False, what="compacted")
     # an ordinary live agent of its own
-    assert fresh.call("agent.state", agent="side")["status"] == "idle"
-    turn(fresh, "side", "what did we decide?", "you decided X")
-    assert log(fresh, "side")["events"][-1]["type"] == "turn/end"
+    with check("SIDE-006"):
+        assert fresh.call("agent.state", agent="side")["status"] == "idle"
+        turn(fresh, "side", "what did we decide?", "you decided X")
+        assert log(fresh, "side")["events"][-1]["type"] == "turn/end"
 
 
 def _parent_with_tools(impl: Implementation) -> None:
@@ -127,7 +134,7 @@ def _parent_with_tools(impl: Implementation) -> None:
     impl.call("agent.send", agent="parent", content=text("use the tools"))
 
 
-@pytest.mark.req("SIDE-050", "SIDE-004", "SIDE-020")
+@pytest.mark.req("SIDE-050", "SIDE-004", "SIDE-005", "SIDE-020")
 @pytest.mark.parametrize("micro_steps", range(12))
 def test_mid_turn_fork_clips_to_the_last_balanced_turn_end(
     fresh: Implementation, micro_steps: int
@@ -138,15 +145,24 @@ def test_mid_turn_fork_clips_to_the_last_balanced_turn_end(
     before = log(fresh, "parent")
     fresh.call("side.fork", parent="parent", child="side")
     child = log(fresh, "side")
-    assert inv.fork_problems(before, log(fresh, "parent"), child, "parent") == []
+    inv.expect_fork(before, log(fresh, "parent"), child, "parent")
     seed_length = child["header"]["seedLength"]
-    assert seed_length == 0 or before["events"][seed_length - 1]["type"] == "turn/end"
+    expect(
+        "SIDE-050",
+        seed_length == 0 or before["events"][seed_length - 1]["type"] == "turn/end",
+        "the seed does not end at a turn/end",
+        seed_length=seed_length,
+    )
     # the parent finishes its turn unaffected; the child's seed does not move
     fresh.call("agent.run", agent="parent")
-    assert log(fresh, "side")["events"][:seed_length] == child["events"][:seed_length]
+    expect(
+        "SIDE-004",
+        log(fresh, "side")["events"][:seed_length] == child["events"][:seed_length],
+        "the child's seed changed when the parent went on",
+    )
 
 
-@pytest.mark.req("SIDE-050")
+@pytest.mark.req("SIDE-050", "SIDE-004", "SIDE-005", "SIDE-020")
 def test_every_turn_end_reason_is_a_fork_point(fresh: Implementation) -> None:
     make_parent(fresh, turns=1)
     # error
@@ -173,11 +189,13 @@ def test_every_turn_end_reason_is_a_fork_point(fresh: Implementation) -> None:
     assert {"completed", "error", "rejected", "aborted"} <= set(reasons)
     fresh.call("side.fork", parent="parent", child="side")
     child = log(fresh, "side")
-    assert child["header"]["seedLength"] == len(before["events"])
-    assert inv.fork_problems(before, log(fresh, "parent"), child, "parent") == []
+    expect_equal(
+        "SIDE-050", child["header"]["seedLength"], len(before["events"]), what="seedLength"
+    )
+    inv.expect_fork(before, log(fresh, "parent"), child, "parent")
 
 
-@pytest.mark.req("SIDE-052", "SIDE-005", "SIDE-024")
+@pytest.mark.req("SIDE-052", "SIDE-004", "SIDE-005", "SIDE-020", "SIDE-024", "SIDE-050")
 @pytest.mark.parametrize("in_flight", [False, True])
 def test_empty_prefix_forks_with_seed_length_zero(fresh: Implementation, in_flight: bool) -> None:
     fresh.call("agent.create", id="parent", header={"cwd": CWD})
@@ -188,11 +206,12 @@ def test_empty_prefix_forks_with_seed_length_zero(fresh: Implementation, in_flig
     before = log(fresh, "parent")
     result = fresh.call("side.fork", parent="parent", child="side")
     child = log(fresh, "side")
-    assert result["seedLength"] == 0
-    assert child["header"]["seedLength"] == 0
-    assert child["header"]["parentSession"] == "parent"
-    assert inv.fork_problems(before, log(fresh, "parent"), child, "parent") == []
-    assert inv.framing_problems(child) == []
+    with check("SIDE-052", result=result, header=child["header"]):
+        assert result["seedLength"] == 0
+        assert child["header"]["seedLength"] == 0
+    expect_equal("SIDE-005", child["header"]["parentSession"], "parent", what="parentSession")
+    inv.expect_fork(before, log(fresh, "parent"), child, "parent")
+    expect_equal("SIDE-024", inv.framing_problems(child), [], what="framing problems")
 
 
 def _seed_turn(
@@ -251,7 +270,7 @@ def _seed_turn(
     add("turn/end", {"turn": number, "reason": {"kind": "completed"}})
 
 
-@pytest.mark.req("SIDE-050", "SIDE-004")
+@pytest.mark.req("SIDE-050", "SIDE-004", "SIDE-005", "SIDE-020")
 @pytest.mark.parametrize(
     ("faults", "keep_turns"),
     [
@@ -273,13 +292,14 @@ def test_a_structural_fault_ends_the_balanced_prefix(
         _seed_turn(events, number, **fault)
         ends.append(len(events))
     fresh.call("agent.create", id="parent", header={"cwd": CWD}, seed=events)
-    assert inv.expected_prefix_length(events) == ([0, *ends][keep_turns])
+    assert inv.expected_prefix_length(events) == ([0, *ends][keep_turns]), "the test's oracle"
     before = log(fresh, "parent")
     fresh.call("side.fork", parent="parent", child="side")
-    assert inv.fork_problems(before, log(fresh, "parent"), log(fresh, "side"), "parent") == []
+    with check("SIDE-050", faults=faults):
+        inv.expect_fork(before, log(fresh, "parent"), log(fresh, "side"), "parent")
 
 
-@pytest.mark.req("SIDE-008", "SIDE-017", "SIDE-064", "SIDE-024")
+@pytest.mark.req("SIDE-008", "SIDE-064")
 def test_child_system_prompt_and_tools_are_byte_identical(fresh: Implementation) -> None:
     make_parent(fresh, options=TOOLS_OPTIONS)
     parent_request = fresh.call("agent.requests", agent="parent")[-1]
@@ -287,20 +307,24 @@ def test_child_system_prompt_and_tools_are_byte_identical(fresh: Implementation)
     turn(fresh, "side", "explain turn 1", "turn 1 did X")
     turn(fresh, "side", "and turn 2?", "turn 2 did Y")
     system = fresh.call("agent.system", agent="parent")["system"]
-    assert fresh.call("agent.system", agent="side")["system"] == system
     for request in fresh.call("agent.requests", agent="side"):
-        assert request["system"].encode("utf-16-le", "surrogatepass") == system.encode(
-            "utf-16-le", "surrogatepass"
-        )
-        assert request["system"] == parent_request["system"]
-        assert inv.canonical_json(request["tools"]) == inv.canonical_json(parent_request["tools"])
-        assert (request["provider"], request["model"]) == (
-            parent_request["provider"],
-            parent_request["model"],
-        )
+        with check("SIDE-008", system=request["system"], parent=system):
+            assert request["system"].encode("utf-16-le", "surrogatepass") == system.encode(
+                "utf-16-le", "surrogatepass"
+            )
+            assert request["system"] == parent_request["system"]
+        with check("SIDE-064"):
+            assert fresh.call("agent.system", agent="side")["system"] == system
+            assert inv.canonical_json(request["tools"]) == inv.canonical_json(
+                parent_request["tools"]
+            )
+            assert (request["provider"], request["model"]) == (
+                parent_request["provider"],
+                parent_request["model"],
+            )
 
 
-@pytest.mark.req("SIDE-051", "SIDE-014")
+@pytest.mark.req("SIDE-051")
 def test_multi_turn_child_continues_numbering_and_derives_its_own_requests(
     fresh: Implementation,
 ) -> None:
@@ -333,33 +357,41 @@ def test_framing_is_one_plugin_context_at_the_head(fresh: Implementation) -> Non
     result = fresh.call("side.fork", parent="parent", child="side")
     turn(fresh, "side", "why?", "because")
     child = log(fresh, "side")
-    assert inv.framing_problems(child) == []
+    expect_equal("SIDE-024", inv.framing_problems(child), [], what="framing problems")
     framing = child["events"][result["framingSeq"]]
-    assert framing["type"] == "context/message"
-    assert framing["data"]["source"] == inv.SIDECHAT
-    assert framing["data"]["meta"] == {
-        "kind": "sidechat/framing",
-        "version": 1,
-        "parentSession": "parent",
-    }
-    words = inv.text_of(framing["data"]["content"]).lower()
-    assert "read-only advisor" in words
-    assert "do not modify" in words
-    assert "do not continue" in words
-    # the framing is a one-shot injection turn right after the seed
+    framing_text = inv.text_of(framing["data"]["content"])
+    # the seed: a plugin-sourced context/message that tells the child to explain without
+    # mutating or continuing the task -- in any words
+    with check("SIDE-007", framing=framing["data"]):
+        assert framing["type"] == "context/message"
+        assert framing["data"]["source"].get("kind") == "plugin"
+        assert inv.framing_meaning_problems(framing_text) == []
+    # the profile: the sidechat source, this meta, a one-shot injection turn right after the seed
     seed_length = child["header"]["seedLength"]
     head = child["events"][seed_length]
-    assert head["type"] == "turn/start"
-    assert head["data"]["trigger"] == {"kind": "injection", "source": inv.SIDECHAT}
+    with check("SIDE-053", framing=framing["data"], head=head):
+        assert framing["data"]["source"] == inv.SIDECHAT
+        assert framing["data"]["meta"] == {
+            "kind": "sidechat/framing",
+            "version": 1,
+            "parentSession": "parent",
+        }
+        assert head["type"] == "turn/start"
+        assert head["data"]["trigger"] == {"kind": "injection", "source": inv.SIDECHAT}
     # the first child request: inherited history, then the framing, then the prompt
     request = fresh.call("agent.requests", agent="side")[0]
     inherited = inv.derive(child["events"][:seed_length])
-    assert request["messages"][: len(inherited)] == inherited
-    assert request["messages"][len(inherited)] == {
-        "role": "user",
-        "content": framing["data"]["content"],
-    }
-    assert request["system"] == fresh.call("agent.system", agent="parent")["system"]
+    with check("SIDE-024", messages=request["messages"]):
+        assert request["messages"][: len(inherited)] == inherited
+        assert request["messages"][len(inherited)] == {
+            "role": "user",
+            "content": framing["data"]["content"],
+        }
+    expect(
+        "SIDE-017",
+        request["system"] == fresh.call("agent.system", agent="parent")["system"],
+        "the framing changed the child's system prompt",
+    )
 
 
 @pytest.mark.req("SIDE-054", "SIDE-024")
@@ -368,8 +400,8 @@ def test_frame_later_once_and_only_at_the_head(fresh: Implementation) -> None:
     result = fresh.call("side.fork", parent="parent", child="side", frame=False)
     assert result["framingSeq"] is None
     seq = fresh.call("side.frame", child="side")["seq"]
-    assert inv.framing_problems(log(fresh, "side")) == []
-    assert log(fresh, "side")["events"][seq]["type"] == "context/message"
+    expect_equal("SIDE-024", inv.framing_problems(log(fresh, "side")), [], what="problems")
+    expect_equal("SIDE-054", log(fresh, "side")["events"][seq]["type"], "context/message")
     check = unchanged(fresh, "side", "parent")
     assert fresh.error_code("side.frame", child="side") == "DSH_SIDE_ALREADY_FRAMED"
     check()
@@ -392,21 +424,32 @@ def _forked_with_handback(impl: Implementation, answer: str, cap: int | None = N
     handback(impl, "side", answer, cap)
 
 
-@pytest.mark.req("SIDE-009", "SIDE-010", "SIDE-025", "SIDE-058", "SIDE-060", "SIDE-023")
+@pytest.mark.req("SIDE-009", "SIDE-010", "SIDE-025", "SIDE-055", "SIDE-056", "SIDE-060", "SIDE-023")
 def test_merge_back_adds_one_sidechat_context_seen_at_its_position(fresh: Implementation) -> None:
     _forked_with_handback(fresh, "Use approach B; A leaks memory.")
     before = log(fresh, "parent")
     result = fresh.call("side.mergeBack", parent="parent", child="side")
     after = log(fresh, "parent")
     new = after["events"][len(before["events"]) :]
-    assert after["events"][: len(before["events"])] == before["events"]
-    assert len(inv.sidechat_contexts(new)) == 1
-    assert [e["type"] for e in new if "surfaceOp" in e] == ["context/message"]
+    with check("SIDE-025", new=new):
+        assert after["events"][: len(before["events"])] == before["events"]
+        assert len(inv.sidechat_contexts(new)) == 1
+        assert [e["type"] for e in new if "surfaceOp" in e] == ["context/message"]
     merged = inv.sidechat_contexts(new)[0]
-    assert merged["seq"] == result["seq"]
-    assert merged["data"]["content"] == text(HEADING + "Use approach B; A leaks memory.")
-    assert inv.utf8_len(inv.text_of(merged["data"]["content"])) <= 4096
-    assert (
+    merged_text = inv.text_of(merged["data"]["content"])
+    with check("SIDE-009", merged=merged["data"], result=result):
+        assert merged["seq"] == result["seq"]
+        assert "Use approach B; A leaks memory." in merged_text
+    expect("SIDE-025", inv.length_capped(merged_text, 4096), "over the default cap")
+    expect("SIDE-055", inv.utf8_len(merged_text) <= 4096, "over 4096 UTF-8 bytes")
+    expect_equal(
+        "SIDE-056",
+        merged["data"]["content"],
+        text(HEADING + "Use approach B; A leaks memory."),
+        what="merged content",
+    )
+    expect(
+        "SIDE-060",
         merged["data"]["meta"]
         == result["meta"]
         == {
@@ -416,7 +459,9 @@ def test_merge_back_adds_one_sidechat_context_seen_at_its_position(fresh: Implem
             "originalBytes": inv.utf8_len("Use approach B; A leaks memory."),
             "omittedBytes": 0,
             "truncated": False,
-        }
+        },
+        "the handback meta",
+        meta=merged["data"]["meta"],
     )
     # the next parent request sees it where the log puts it; replay agrees
     turn(fresh, "parent", "continue with the plan", "continuing")
@@ -425,8 +470,12 @@ def test_merge_back_adds_one_sidechat_context_seen_at_its_position(fresh: Implem
     position = [m for m in map(inv.message_of, inv.surface(final["events"])) if m].index(
         {"role": "user", "content": merged["data"]["content"]}
     )
-    assert request["messages"][position] == {"role": "user", "content": merged["data"]["content"]}
-    assert inv.request_problems(fresh.call("agent.requests", agent="parent"), final) == []
+    with check("SIDE-010"):
+        assert request["messages"][position] == {
+            "role": "user",
+            "content": merged["data"]["content"],
+        }
+        assert inv.request_problems(fresh.call("agent.requests", agent="parent"), final) == []
     # a reload of the persisted log derives the same messages at the same position
     fresh.call(
         "agent.create",
@@ -436,8 +485,9 @@ def test_merge_back_adds_one_sidechat_context_seen_at_its_position(fresh: Implem
     )
     turn(fresh, "reloaded", "after reload", "ok")
     reloaded = fresh.call("agent.requests", agent="reloaded")[-1]
-    assert reloaded["messages"][position] == request["messages"][position]
-    assert reloaded["messages"][: len(request["messages"])] == request["messages"]
+    with check("SIDE-023"):
+        assert reloaded["messages"][position] == request["messages"][position]
+        assert reloaded["messages"][: len(request["messages"])] == request["messages"]
 
 
 @pytest.mark.req("SIDE-059", "SIDE-010", "SIDE-025")
@@ -465,23 +515,25 @@ def test_merge_into_a_running_parent_follows_inject(
     fresh.call("agent.run", agent="parent")
     final = log(fresh, "parent")
     merged = inv.sidechat_contexts(final["events"][len(before["events"]) :])
-    assert len(merged) == 1
+    expect_equal("SIDE-025", len(merged), 1, what="merge-back contexts")
     context = merged[0]
-    if not state["turnOpen"]:
-        assert result["deferred"] is False
-        assert final["events"][context["seq"] - 1]["type"] == "turn/start"
-        assert final["events"][context["seq"] - 1]["data"]["trigger"]["kind"] == "injection"
-    elif state["toolBatch"]:
-        assert result["deferred"] is True
-        assert result["seq"] is None
-        # after the batch's results, before its step/end
-        window = final["events"][len(before["events"]) : context["seq"]]
-        assert all(e["type"] in ("tool/call", "tool/result") for e in window)
-        assert final["events"][context["seq"] + 1]["type"] == "step/end"
-    else:
-        assert result["deferred"] is False
-        assert context["seq"] == len(before["events"])
-    assert inv.request_problems(fresh.call("agent.requests", agent="parent"), final) == []
+    with check("SIDE-059", state=state, result=result):
+        if not state["turnOpen"]:
+            assert result["deferred"] is False
+            assert final["events"][context["seq"] - 1]["type"] == "turn/start"
+            assert final["events"][context["seq"] - 1]["data"]["trigger"]["kind"] == "injection"
+        elif state["toolBatch"]:
+            assert result["deferred"] is True
+            assert result["seq"] is None
+            # after the batch's results, before its step/end
+            window = final["events"][len(before["events"]) : context["seq"]]
+            assert all(e["type"] in ("tool/call", "tool/result") for e in window)
+            assert final["events"][context["seq"] + 1]["type"] == "step/end"
+        else:
+            assert result["deferred"] is False
+            assert context["seq"] == len(before["events"])
+    problems = inv.request_problems(fresh.call("agent.requests", agent="parent"), final)
+    expect_equal("SIDE-010", problems, [], what="request problems")
     later = [
         r
         for i, r in zip(
@@ -492,10 +544,14 @@ def test_merge_into_a_running_parent_follows_inject(
         if i > context["seq"]
     ]
     if later:
-        assert {"role": "user", "content": context["data"]["content"]} in later[0]["messages"]
+        expect(
+            "SIDE-010",
+            {"role": "user", "content": context["data"]["content"]} in later[0]["messages"],
+            "the next request does not see the merge-back",
+        )
 
 
-@pytest.mark.req("SIDE-056", "SIDE-031", "SIDE-025", "SIDE-060")
+@pytest.mark.req("SIDE-056", "SIDE-031", "SIDE-025", "SIDE-055", "SIDE-060")
 @settings(max_examples=40)
 @given(
     cap=st.integers(min_value=256, max_value=2048),
@@ -511,26 +567,28 @@ def test_a_long_model_handback_is_truncated_head_tail_within_the_cap(
     result = impl.call("side.mergeBack", parent="parent", child="side", cap=cap)
     merged = inv.sidechat_contexts(log(impl, "parent")["events"])[-1]
     body = inv.text_of(merged["data"]["content"])
-    assert body == result["text"]
-    assert inv.utf8_len(body) <= cap
-    assert body.startswith(HEADING)
+    expect_equal("SIDE-025", body, result["text"], what="merged context text")
+    expect("SIDE-031", inv.length_capped(body, cap), "the merge is not capped", cap=cap)
+    expect("SIDE-055", inv.utf8_len(body) <= cap, "over the cap in UTF-8 bytes", cap=cap)
     original = inv.utf8_len(answer)
     meta = result["meta"]
-    assert meta["originalBytes"] == original
-    if inv.utf8_len(HEADING) + original <= cap:
-        assert body == HEADING + answer
-        assert meta["truncated"] is False
-        return
-    assert meta["truncated"] is True
-    notice = f"\n[\u2026 omitted {meta['omittedBytes']} UTF-8 bytes \u2026]"
-    assert body.endswith(notice)
-    kept = body[len(HEADING) : -len(notice)]
-    assert inv.utf8_len(kept) + meta["omittedBytes"] == original
-    assert kept.startswith("START")
-    assert kept.endswith("END")
+    expect_equal("SIDE-060", meta["originalBytes"], original, what="originalBytes")
+    with check("SIDE-056", cap=cap, body=body, meta=meta):
+        assert body.startswith(HEADING)
+        if inv.utf8_len(HEADING) + original <= cap:
+            assert body == HEADING + answer
+            assert meta["truncated"] is False
+            return
+        assert meta["truncated"] is True
+        notice = f"\n[\u2026 omitted {meta['omittedBytes']} UTF-8 bytes \u2026]"
+        assert body.endswith(notice)
+        kept = body[len(HEADING) : -len(notice)]
+        assert inv.utf8_len(kept) + meta["omittedBytes"] == original
+        assert kept.startswith("START")
+        assert kept.endswith("END")
 
 
-@pytest.mark.req("SIDE-055", "SIDE-061")
+@pytest.mark.req("SIDE-055")
 @pytest.mark.parametrize("cap", [0, 1, 255, 65537, -4096, 4096.5, "4096", True, [4096]])
 def test_an_invalid_cap_is_refused_and_changes_nothing(fresh: Implementation, cap: object) -> None:
     _forked_with_handback(fresh, "note")
@@ -614,33 +672,36 @@ def test_only_the_parents_own_live_children_merge(fresh: Implementation) -> None
     _forked_with_handback(fresh, "note")
     make_parent(fresh, "other")
     fresh.call("side.fork", parent="other", child="other-side")
-    check = unchanged(fresh, "parent", "other")
+    same = unchanged(fresh, "parent", "other")
     codes = {
         "wrong parent": fresh.error_code("side.mergeBack", parent="other", child="side"),
         "not a child": fresh.error_code("side.mergeBack", parent="side", child="other"),
         "unknown parent": fresh.error_code("side.mergeBack", parent="nobody", child="side"),
         "unknown child": fresh.error_code("side.mergeBack", parent="parent", child="nobody"),
     }
-    assert codes == {
-        "wrong parent": "DSH_SIDE_NOT_A_CHILD",
-        "not a child": "DSH_SIDE_NOT_A_CHILD",
-        "unknown parent": "DSH_AGENT_NOT_FOUND",
-        "unknown child": "DSH_AGENT_NOT_FOUND",
-    }
-    check()
+    with check("SIDE-061", codes=codes):
+        assert codes == {
+            "wrong parent": "DSH_SIDE_NOT_A_CHILD",
+            "not a child": "DSH_SIDE_NOT_A_CHILD",
+            "unknown parent": "DSH_AGENT_NOT_FOUND",
+            "unknown child": "DSH_AGENT_NOT_FOUND",
+        }
+        same()
     # a disposed child's handback is durable history and can still be merged (D-100)
     fresh.call("agent.dispose", agent="side")
-    assert (
-        fresh.call("side.mergeBack", parent="parent", child="side")["meta"]["sessionId"] == "side"
-    )
+    with check("SIDE-063"):
+        merged = fresh.call("side.mergeBack", parent="parent", child="side")
+        assert merged["meta"]["sessionId"] == "side"
     # a disposed parent cannot receive one
     fresh.call("agent.dispose", agent="parent")
     check_disposed = unchanged(fresh, "parent")
-    assert fresh.error_code("side.mergeBack", parent="parent", child="side") == "DSH_AGENT_DISPOSED"
-    check_disposed()
+    with check("SIDE-061"):
+        code = fresh.error_code("side.mergeBack", parent="parent", child="side")
+        assert code == "DSH_AGENT_DISPOSED"
+        check_disposed()
 
 
-@pytest.mark.req("SIDE-062", "SIDE-020")
+@pytest.mark.req("SIDE-062")
 def test_forking_an_unknown_or_disposed_session_fails(fresh: Implementation) -> None:
     make_parent(fresh)
     assert fresh.error_code("side.fork", parent="nobody", child="side") == "DSH_AGENT_NOT_FOUND"
@@ -652,7 +713,7 @@ def test_forking_an_unknown_or_disposed_session_fails(fresh: Implementation) -> 
     assert fresh.error_code("agent.state", agent="side") == "DSH_AGENT_NOT_FOUND"
 
 
-@pytest.mark.req("SIDE-015", "SIDE-063", "SIDE-026")
+@pytest.mark.req("SIDE-015", "SIDE-063")
 def test_the_child_outlives_the_parents_turn_and_the_parent(fresh: Implementation) -> None:
     make_parent(fresh)
     fresh.call("agent.send", agent="parent", content=text("long task"))
@@ -660,17 +721,19 @@ def test_the_child_outlives_the_parents_turn_and_the_parent(fresh: Implementatio
     fresh.call("side.fork", parent="parent", child="side")
     fresh.call("agent.cancel", agent="parent")
     fresh.call("agent.run", agent="parent")
-    turn(fresh, "side", "still there?", "yes")
-    fresh.call("agent.dispose", agent="parent")
-    turn(fresh, "side", "and now?", "still yes")
-    assert fresh.call("agent.state", agent="side")["status"] == "idle"
-    assert [e["type"] for e in log(fresh, "side")["events"]][-1] == "turn/end"
+    with check("SIDE-015"):
+        turn(fresh, "side", "still there?", "yes")
+        fresh.call("agent.dispose", agent="parent")
+        turn(fresh, "side", "and now?", "still yes")
+        assert fresh.call("agent.state", agent="side")["status"] == "idle"
+        assert [e["type"] for e in log(fresh, "side")["events"]][-1] == "turn/end"
     make_parent(fresh, "p2")
     fresh.call("side.fork", parent="p2", child="s2")
-    check = unchanged(fresh, "p2")
+    same = unchanged(fresh, "p2")
     fresh.call("agent.dispose", agent="s2")
-    check()
-    turn(fresh, "p2", "parent continues", "fine")
+    with check("SIDE-063"):
+        same()
+        turn(fresh, "p2", "parent continues", "fine")
 
 
 @pytest.mark.req("SIDE-019", "SIDE-013")
@@ -679,32 +742,36 @@ def test_no_sidechat_events_and_no_fork_metadata(fresh: Implementation) -> None:
     fresh.call("side.mergeBack", parent="parent", child="side")
     for aid in ("parent", "side"):
         session = log(fresh, aid)
-        assert not [e for e in session["events"] if e["type"].startswith("sidechat/")]
-        assert "forkName" not in session["header"]
-        assert "mergedInto" not in session["header"]
+        types = [e["type"] for e in session["events"]]
+        expect("SIDE-019", not [t for t in types if t.startswith("sidechat/")], "sidechat/*")
+        with check("SIDE-013", header=session["header"]):
+            assert "forkName" not in session["header"]
+            assert "mergedInto" not in session["header"]
 
 
-@pytest.mark.req("SIDE-029", "SIDE-067")
+@pytest.mark.req("SIDE-029", "SIDE-067", "SIDE-004", "SIDE-005", "SIDE-020", "SIDE-050")
 def test_a_compacted_source_forks_its_compacted_view(fresh: Implementation) -> None:
     make_parent(fresh, turns=2)
     fresh.call("side.compact", agent="parent", summary="Decided to use B.")
     turn(fresh, "parent", "recent question", "recent answer")
     before = log(fresh, "parent")
     result = fresh.call("side.fork", parent="parent", child="side")
-    assert result["compacted"] is True
-    assert inv.fork_problems(before, log(fresh, "parent"), log(fresh, "side"), "parent") == []
+    expect_equal("SIDE-067", result["compacted"], True, what="compacted")
+    inv.expect_fork(before, log(fresh, "parent"), log(fresh, "side"), "parent")
     turn(fresh, "side", "what was decided?", "B")
     dumped = inv.canonical_json(fresh.call("agent.requests", agent="side"))
-    assert "Decided to use B." in dumped
-    assert "recent question" in dumped
-    assert "parent question 1" not in dumped
-    assert "parent answer 2" not in dumped
-    fresh.call("side.fork", parent="side", child="nested")
+    with check("SIDE-029", requests=dumped):
+        assert "Decided to use B." in dumped
+        assert "recent question" in dumped
+        assert "parent question 1" not in dumped
+        assert "parent answer 2" not in dumped
+        fresh.call("side.fork", parent="side", child="nested")
     make_parent(fresh, "plain")
-    assert fresh.call("side.fork", parent="plain", child="plain-side")["compacted"] is False
+    plain = fresh.call("side.fork", parent="plain", child="plain-side")
+    expect_equal("SIDE-067", plain["compacted"], False, what="compacted")
 
 
-@pytest.mark.req("SIDE-031", "SIDE-025")
+@pytest.mark.req("SIDE-031", "SIDE-025", "SIDE-055", "SIDE-010")
 def test_every_repeated_handback_is_capped_and_earlier_ones_stay(fresh: Implementation) -> None:
     make_parent(fresh)
     fresh.call("side.fork", parent="parent", child="side")
@@ -714,13 +781,19 @@ def test_every_repeated_handback_is_capped_and_earlier_ones_stay(fresh: Implemen
         previous = inv.sidechat_contexts(log(fresh, "parent")["events"])
         fresh.call("side.mergeBack", parent="parent", child="side", cap=cap)
         now = inv.sidechat_contexts(log(fresh, "parent")["events"])
-        assert now[:-1] == previous
-        assert len(now) == n + 1
-        assert inv.utf8_len(inv.text_of(now[-1]["data"]["content"])) <= cap
+        merged = inv.text_of(now[-1]["data"]["content"])
+        expect("SIDE-031", now[:-1] == previous, "a merge rewrote an earlier handback")
+        expect_equal("SIDE-025", len(now), n + 1, what="merge-back contexts")
+        expect("SIDE-031", inv.length_capped(merged, cap), "not capped", cap=cap, text=merged)
+        expect("SIDE-055", inv.utf8_len(merged) <= cap, "over the cap in UTF-8 bytes", cap=cap)
     turn(fresh, "parent", "next", "ok")
     request = fresh.call("agent.requests", agent="parent")[-1]
     for context in inv.sidechat_contexts(log(fresh, "parent")["events"]):
-        assert {"role": "user", "content": context["data"]["content"]} in request["messages"]
+        expect(
+            "SIDE-010",
+            {"role": "user", "content": context["data"]["content"]} in request["messages"],
+            "the next request does not see a handback",
+        )
 
 
 @pytest.mark.req("SIDE-028", "SIDE-066")
@@ -747,17 +820,19 @@ def test_the_deny_gate_refuses_listed_tools_of_the_child_only(fresh: Implementat
         }
 
     gated, open_, parent = results("gated"), results("open"), results("parent")
-    assert gated["w"]["isError"] is True
-    assert gated["w"]["error"] == {"name": "write_file", "code": "SIDE_TOOL_DENIED"}
-    assert "read-only" in inv.text_of(gated["w"]["content"])
-    assert gated["r"] == open_["r"]
-    assert open_["w"]["isError"] is False
-    assert parent["w"]["isError"] is False
+    with check("SIDE-066", gated=gated):
+        assert gated["w"]["isError"] is True
+        assert gated["w"]["error"] == {"name": "write_file", "code": "SIDE_TOOL_DENIED"}
+        assert "read-only" in inv.text_of(gated["w"]["content"])
+        assert gated["r"] == open_["r"]
+        assert open_["w"]["isError"] is False
+        assert parent["w"]["isError"] is False
     # apart from the denied result, the mechanics are identical
     g, o = log(fresh, "gated")["events"], log(fresh, "open")["events"]
-    assert len(g) == len(o)
-    assert [e["type"] for e in g] == [e["type"] for e in o]
-    assert inv.framing_problems(log(fresh, "gated")) == []
+    with check("SIDE-028"):
+        assert len(g) == len(o)
+        assert [e["type"] for e in g] == [e["type"] for e in o]
+        assert inv.framing_problems(log(fresh, "gated")) == []
 
 
 # --- concurrency ------------------------------------------------------------------------------
@@ -796,12 +871,13 @@ def test_interleaved_parent_and_child_have_no_cross_talk(fresh: Implementation) 
         tail = session["events"][
             parent_base if aid == "parent" else session["header"]["seedLength"] :
         ]
-        assert other not in inv.canonical_json(tail)
-        assert other not in inv.canonical_json(fresh.call("agent.requests", agent=aid))
         notifications = fresh.call("agent.notifications", agent=aid)[notes[aid] :]
-        assert all(n["agent"] == aid for n in notifications)
-        assert other not in inv.canonical_json(notifications)
-        assert inv.request_problems(fresh.call("agent.requests", agent=aid), session) == []
+        expect("SIDE-065", all(n["agent"] == aid for n in notifications), "misattributed")
+        with check("SIDE-026", agent=aid):
+            assert other not in inv.canonical_json(tail)
+            assert other not in inv.canonical_json(fresh.call("agent.requests", agent=aid))
+            assert other not in inv.canonical_json(notifications)
+            assert inv.request_problems(fresh.call("agent.requests", agent=aid), session) == []
 
 
 # --- differential --------------------------------------------------------------------------
@@ -826,12 +902,14 @@ def _scenario(impl: Implementation) -> dict[str, Any]:
     }
 
 
-@pytest.mark.req("SIDE-003", "SIDE-009", "SIDE-053", "SIDE-056")
+@pytest.mark.req("REF-008")
+@pytest.mark.differential
 def test_matches_reference_model(impl: Implementation, oracle: Implementation) -> None:
     assert inv.canonical_json(_scenario(impl)) == inv.canonical_json(_scenario(oracle))
 
 
-@pytest.mark.req("SIDE-056")
+@pytest.mark.req("REF-008", "SIDE-055")
+@pytest.mark.differential
 @settings(max_examples=30)
 @given(js_strings(max_size=40), st.integers(min_value=256, max_value=600))
 def test_truncation_matches_reference_model(
@@ -842,8 +920,8 @@ def test_truncation_matches_reference_model(
         target.call("reset")
         _forked_with_handback(target, "S" + unit * 30 + "E", cap)
         out.append(target.call("side.mergeBack", parent="parent", child="side", cap=cap))
-    assert out[0] == out[1]
-    assert inv.utf8_len(out[0]["text"]) <= cap
+    expect_equal("REF-008", out[0], out[1], what="merge result")
+    expect("SIDE-055", inv.utf8_len(out[0]["text"]) <= cap, "over the cap", cap=cap)
 
 
 AGENT_OPS = st.sampled_from(["send", "send-tools", "steer", "step", "step", "cancel", "run"])
@@ -873,7 +951,7 @@ def _observe(impl: Implementation, aid: str) -> str:
     )
 
 
-@pytest.mark.req("SIDE-026", "SIDE-065", "SIDE-015")
+@pytest.mark.req("SIDE-065")
 @settings(max_examples=25)
 @given(
     script=st.lists(st.tuples(st.sampled_from(["parent", "side"]), AGENT_OPS), max_size=25),
@@ -908,7 +986,10 @@ def test_a_childs_log_and_lineage_survive_a_reload(fresh: Implementation) -> Non
         header = {**session["header"], "id": f"{aid}-copy"}
         fresh.call("agent.create", id=f"{aid}-copy", header=header, seed=session["events"])
         copy = log(fresh, f"{aid}-copy")
-        assert copy["events"] == session["events"]
-        assert copy["header"] == header
-        assert inv.derive(copy["events"]) == inv.derive(session["events"])
-    assert log(fresh, "side-copy")["header"]["parentSession"] == "parent"
+        with check("SIDE-023", agent=aid):
+            assert copy["events"] == session["events"]
+            assert copy["header"] == header
+            assert inv.derive(copy["events"]) == inv.derive(session["events"])
+    expect_equal(
+        "SIDE-005", log(fresh, "side-copy")["header"]["parentSession"], "parent", what="lineage"
+    )

@@ -16,6 +16,7 @@ from typing import Any, Final
 from dsh_conformance.adapters.reference import State, op
 from dsh_conformance.model import jsstr
 from dsh_conformance.model.agent import Agent
+from dsh_conformance.model.display import display
 from dsh_conformance.model.errors import DshError, ErrorCode
 from dsh_conformance.model.session import SessionHeader, events_from_json
 from dsh_conformance.model.system_prompt import AgentOptions
@@ -186,6 +187,55 @@ def _notifications(state: State, args: Mapping[str, Any]) -> list[dict[str, Any]
 @op("agent.submissions", CAPABILITY)
 def _submissions(state: State, args: Mapping[str, Any]) -> list[dict[str, Any]]:
     return get_agent(state, args).submissions
+
+
+def _settles_at(fault: object) -> int | None:
+    """The virtual time a read with *fault* settles (None: never), per D-44."""
+    if not isinstance(fault, Mapping):
+        return 0
+    if fault.get("kind") == "never":
+        return None
+    if fault.get("kind") == "delay":
+        return int(fault.get("ms", 0))
+    return int(fault.get("at", 0))
+
+
+@op("agent.submit", "agent.submit")
+def _submit(state: State, args: Mapping[str, Any]) -> dict[str, Any]:
+    """The host flow after mention parsing: prepare, then send (or steer) with the
+    prepared content and contexts -- or, when preparation fails or is cancelled, enqueue
+    nothing and report the reads that settled after the cancellation (PREP-006, D-78)."""
+    from dsh_conformance.adapters.reference.prepare_ops import _prepare
+
+    agent = get_agent(state, args)
+    verb = args.get("verb", "send")
+    if verb not in ("send", "steer"):
+        raise DshError(ErrorCode.INVALID_ARGUMENT, "verb must be 'send' or 'steer'")
+    prepare_args = _arg(args, "prepare")
+    if not isinstance(prepare_args, Mapping):
+        raise DshError(ErrorCode.INVALID_ARGUMENT, "prepare must be an object")
+    try:
+        prepared = _prepare(state, prepare_args)
+    except DshError as exc:
+        late: list[str] = []
+        cancel_at = prepare_args.get("cancelAt")
+        if exc.code == ErrorCode.CANCELLED and isinstance(cancel_at, int):
+            faults = prepare_args.get("faults") or {}
+            for ref in prepare_args.get("references") or ():
+                sid = ref.get("sessionId") if isinstance(ref, Mapping) else None
+                at = _settles_at(faults.get(sid)) if isinstance(faults, Mapping) else 0
+                if isinstance(sid, str) and at is not None and at > cancel_at:
+                    late.append(sid)
+        return {"enqueued": False, "error": str(exc.code), "lateSettled": late}
+    enqueue = agent.send if verb == "send" else agent.steer
+    enqueue(prepared["content"], None, prepared["contexts"])
+    return {"enqueued": True, "error": None, "lateSettled": []}
+
+
+@op("agent.display", "agent.display")
+def _display(state: State, args: Mapping[str, Any]) -> dict[str, Any]:
+    """What a host shows: display content, compact source lists, a title (ENV-072, ENV-073)."""
+    return display(get_agent(state, args).log.events)
 
 
 @op("agent.system", CAPABILITY)
