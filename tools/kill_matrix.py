@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import sys
 import time
 from pathlib import Path
@@ -114,7 +115,11 @@ def main(argv: list[str]) -> int:
             f"missed={r['missed']} unexpected={r['unexpected']} indep={r['independent']}"
         )
     killed = sum(r["killed"] and r["on_target"] for r in results)
-    print(f"killed on target: {killed}/{len(results)} in {seconds:.0f}s")
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = usage.ru_utime + usage.ru_stime
+    print(
+        f"killed on target: {killed}/{len(results)} in {seconds:.0f}s ({cpu:.0f} CPU-s in workers)"
+    )
     if not options.no_write:
         data = {
             "profile": PROFILE,

@@ -148,6 +148,10 @@ def index(results: dict[str, dict[str, Any]]) -> str:
         "",
         "Divergences of the release, each traced to a requirement: "
         "[upstream-divergences.md](upstream-divergences.md).",
+        "",
+        "The suite's strength: [kill-matrix.md](kill-matrix.md) ([json](kill-matrix.json)), "
+        "every broken implementation of the zoo (`tests/zoo/`) with the requirement ids the "
+        "suite blamed it on; regenerate with `python tools/kill_matrix.py`.",
     ]
     return "\n".join(lines) + "\n"
 
