@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, note
 
 from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.checks import expect_equal
 from dsh_conformance.conformance import scenario_oracle as oracle_checks
 from dsh_conformance.conformance.scenario_oracle import PROMPT_EVENTS, records
 from dsh_conformance.conformance.scenario_programs import (
@@ -158,7 +159,8 @@ def test_a_blocked_prompt_ends_its_turn_rejected(
     holds(script, oracle_checks.blocked_turn_is_rejected, events)
 
 
-@pytest.mark.req("INBOX-031")
+@pytest.mark.req("REF-007")
+@pytest.mark.differential
 @given(script=scripts())
 @with_examples
 def test_the_reference_model_agrees(
@@ -169,7 +171,7 @@ def test_the_reference_model_agrees(
     got = run(impl, script)
     want = oracle.call("scenario.run", **script)
     for key in ("requests", "log", "steps", "status"):
-        assert got[key] == want[key], f"{key} differs from the reference\n{replayable(script)}"
+        expect_equal("REF-007", got[key], want[key], what=key, script=replayable(script))
 
 
 @pytest.mark.capability("side")

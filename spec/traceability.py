@@ -16,6 +16,8 @@ from functools import cache
 from importlib import resources
 
 #: parametrized tests whose requirement marks come from case files, by case-file format
+#: Requirements every case of a format's test cites beside the case's own (D-163).
+CASE_EXTRA = {"dsh-cases/1": ("REF-010",), "dsh-agent-program/1": ("REF-007",)}
 CASE_TESTS = {
     "dsh-cases/1": "conformance/test_cases.py::test_case",
     "dsh-agent-program/1": "conformance/test_inbox_regressions.py::test_program",
@@ -69,8 +71,9 @@ def cited_tests() -> dict[str, tuple[str, ...]]:
         if case_test is None:
             continue
         stem = entry.name.removesuffix(".json")
+        extra = CASE_EXTRA.get(str(data.get("format")), ())
         for case in data["cases"]:
-            for req in case["req"]:
+            for req in (*extra, *case["req"]):
                 by_req[req].add(f"{case_test}[{stem}:{case['id']}]")
     return {req: tuple(sorted(tests)) for req, tests in by_req.items()}
 
