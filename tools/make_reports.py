@@ -43,7 +43,7 @@ RUNS: Final = {
     ),
 }
 REQUIREMENT_ID: Final = re.compile(
-    r"\b(?:URI|MENTION|SER|PROJ|RET|PREP|ENV|INBOX|HOST|REL)-\d{3}\b"
+    r"\b(?:URI|MENTION|SER|PROJ|RET|PREP|ENV|INBOX|HOST|REL|REF|SIDE|JS|GEN)-\d{3}\b"
 )
 
 
@@ -52,7 +52,7 @@ def run_one(name: str, adapter: str, profile: str) -> dict[str, Any]:
     from dsh_conformance.adapters.expectations import builtin_manifest
     from dsh_conformance.record import load_record
     from dsh_conformance.reporting import jsonreport, markdown
-    from dsh_conformance.reporting.summary import run_failed
+    from dsh_conformance.reporting.summary import run_failed, verdicts
 
     manifest = builtin_manifest(adapter)
     options = runner.RunOptions(
@@ -74,7 +74,15 @@ def run_one(name: str, adapter: str, profile: str) -> dict[str, Any]:
     text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
     (REPORTS / f"{name}.json").write_text(relative(text), "utf-8")
     totals = record.totals()
-    return {"failed": run_failed(record), "totals": {str(k): v for k, v in totals.items()}}
+    seed, profile_verdict = verdicts(record)
+    return {
+        "failed": run_failed(record),
+        "totals": {str(k): v for k, v in totals.items()},
+        "verdicts": {
+            "seed": seed.label,
+            profile_verdict.title: profile_verdict.label,
+        },
+    }
 
 
 def badges() -> None:
@@ -101,9 +109,48 @@ def stable(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
+def _blamed_by_entry() -> dict[str, list[str]]:
+    """Expectation entry id -> the requirement ids its tests blamed in upstream-seed.json."""
+    report = REPORTS / "upstream-seed.json"
+    if not report.exists():
+        return {}
+    out: dict[str, list[str]] = {}
+    for test in json.loads(report.read_text("utf-8")).get("tests", []):
+        entry = test.get("expectation")
+        if entry and test.get("outcome") == "xfail":
+            ids = test.get("blame") or test.get("requirements") or []
+            out.setdefault(entry, [])
+            out[entry] += [i for i in ids if i not in out[entry]]
+    return out
+
+
 def divergences() -> str:
-    """The manifest as a table: requirement ids, status, test, traced cause."""
+    """The manifest as two tables: seed divergences (a quoted sentence of a note is broken)
+    and reference-profile differences (a decision or identity with the reference model)."""
+    from dsh_conformance.spec import load_catalog
+
+    catalog = load_catalog().requirements
     data = tomllib.loads(MANIFEST.read_text("utf-8"))
+    blamed = _blamed_by_entry()
+    rows: dict[str, list[str]] = {"seed": [], "profile": []}
+    for entry in data["expect"]:
+        reason = str(entry["reason"])
+        found = list(dict.fromkeys(REQUIREMENT_ID.findall(reason.split(":", 1)[0])))
+        if str(entry["id"]) in blamed:  # what the run actually blamed beats the reason
+            found = blamed[str(entry["id"])]
+        if not found and str(entry["id"]) in catalog:
+            found = [str(entry["id"])]
+        kind = (
+            "seed"
+            if any(catalog[i].verdict == "seed" for i in found if i in catalog)
+            else "profile"
+        )
+        cause = reason.split(":", 1)[1].strip() if ":" in reason else reason
+        test = str(entry["id"]).replace("|", "\\|")
+        rows[kind].append(
+            f"| {', '.join(found)} | {entry['status']} | `{test}` | {cause.replace('|', '/')} |"
+        )
+    head = ["| requirement | status | test | what the release does (cause) |", "|---|---|---|---|"]
     lines = [
         "# Where the published release differs from the seed",
         "",
@@ -112,15 +159,21 @@ def divergences() -> str:
         "checked against). `xfail`: the test runs and fails for the stated cause; "
         "`unsupported`: the published API offers no way to run it.",
         "",
-        "| requirement | status | test | what the release does (cause) |",
-        "|---|---|---|---|",
+        f"## Seed divergences ({len(rows['seed'])} entries)",
+        "",
+        "Entries that concern a requirement quoted from a design note (the seed verdict).",
+        "",
+        *head,
+        *rows["seed"],
+        "",
+        f"## Reference-profile differences ({len(rows['profile'])} entries)",
+        "",
+        "Entries that concern only the project's decisions or identity with the reference "
+        "model: the notes allow what the release does, or are silent about it.",
+        "",
+        *head,
+        *rows["profile"],
     ]
-    for entry in data["expect"]:
-        reason = str(entry["reason"])
-        ids = ", ".join(dict.fromkeys(REQUIREMENT_ID.findall(reason.split(":", 1)[0])))
-        cause = reason.split(":", 1)[1].strip() if ":" in reason else reason
-        test = str(entry["id"]).replace("|", "\\|")
-        lines.append(f"| {ids} | {entry['status']} | `{test}` | {cause.replace('|', '/')} |")
     return "\n".join(lines) + "\n"
 
 
@@ -132,17 +185,17 @@ def index(results: dict[str, dict[str, Any]]) -> str:
         f"`{SEED}`). The upstream runs need Node >= 20.6 and "
         "`npm ci --prefix adapters/upstream`.",
         "",
-        "| report | what | result |",
-        "|---|---|---|",
+        "| report | what | verdicts | tests |",
+        "|---|---|---|---|",
     ]
     for name, (_, _, what) in RUNS.items():
         result = results.get(name)
         if result is None:
             continue
         totals = ", ".join(f"{n} {o}" for o, n in result["totals"].items() if n)
-        verdict = "run failed" if result["failed"] else "run passed"
+        judged = "; ".join(f"{k}: {v}" for k, v in (result.get("verdicts") or {}).items())
         lines.append(
-            f"| [{name}]({name}.md) ([json]({name}.json)) | {what} | {verdict}: {totals} |"
+            f"| [{name}]({name}.md) ([json]({name}.json)) | {what} | {judged} | {totals} |"
         )
     lines += [
         "",
