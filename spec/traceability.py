@@ -17,15 +17,19 @@ from importlib import resources
 
 #: parametrized tests whose requirement marks come from case files, by case-file format
 #: Requirements every case of a format's test cites beside the case's own (D-163).
-CASE_EXTRA = {"dsh-cases/1": ("REF-010",), "dsh-agent-program/1": ("REF-007",)}
+CASE_EXTRA: dict[str, tuple[str, ...]] = {"dsh-cases/1": ("REF-010",)}
 CASE_TESTS = {
     "dsh-cases/1": "conformance/test_cases.py::test_case",
     "dsh-agent-program/1": "conformance/test_inbox_regressions.py::test_program",
 }
 
 
-def _req_marks(node: ast.expr) -> list[str]:
-    """Requirement ids of every ``pytest.mark.req("ID", ...)`` call inside *node*."""
+def _req_marks(node: ast.expr, module: str = "") -> list[str]:
+    """Requirement ids of every ``pytest.mark.req("ID", ...)`` call inside *node*.
+
+    ``*NAME`` arguments (a shared tuple of ids, such as the inbox machine's ``BLAMES``)
+    are read from the test module's namespace.
+    """
     found: list[str] = []
     for call in ast.walk(node):
         if (
@@ -33,8 +37,19 @@ def _req_marks(node: ast.expr) -> list[str]:
             and isinstance(call.func, ast.Attribute)
             and call.func.attr == "req"
         ):
-            found += [str(a.value) for a in call.args if isinstance(a, ast.Constant)]
+            for a in call.args:
+                if isinstance(a, ast.Constant):
+                    found.append(str(a.value))
+                elif isinstance(a, ast.Starred) and isinstance(a.value, ast.Name) and module:
+                    found += [str(i) for i in _shared(module, a.value.id)]
     return found
+
+
+def _shared(module: str, name: str) -> tuple[str, ...]:
+    import importlib
+
+    loaded = importlib.import_module(f"dsh_conformance.conformance.{module}")
+    return tuple(getattr(loaded, name))
 
 
 def _module_tests(name: str, source: str) -> dict[str, list[str]]:
@@ -44,11 +59,11 @@ def _module_tests(name: str, source: str) -> dict[str, list[str]]:
         if isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets
         ):
-            module_reqs += _req_marks(node.value)
+            module_reqs += _req_marks(node.value, name.removesuffix(".py"))
     tests: dict[str, list[str]] = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name.startswith("test_"):
-            reqs = [r for d in node.decorator_list for r in _req_marks(d)]
+            reqs = [r for d in node.decorator_list for r in _req_marks(d, name.removesuffix(".py"))]
             tests[f"conformance/{name}::{node.name}"] = list(dict.fromkeys(module_reqs + reqs))
     return tests
 
@@ -71,7 +86,9 @@ def cited_tests() -> dict[str, tuple[str, ...]]:
         if case_test is None:
             continue
         stem = entry.name.removesuffix(".json")
-        extra = CASE_EXTRA.get(str(data.get("format")), ())
+        extra: tuple[str, ...] = CASE_EXTRA.get(str(data.get("format")), ())
+        if data.get("format") == "dsh-agent-program/1":
+            extra = _shared("inbox_machine", "BLAMES")
         for case in data["cases"]:
             for req in (*extra, *case["req"]):
                 by_req[req].add(f"{case_test}[{stem}:{case['id']}]")
