@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.checks import check
 from dsh_conformance.conformance.preparation_oracles import RECORD_KEYS
 
 pytestmark = pytest.mark.capability("agent.release-placement")
@@ -102,25 +103,29 @@ def is_snapshot(message: Mapping[str, Any]) -> bool:
 @pytest.mark.req("REL-001", "REL-004")
 def test_direct_message_then_one_snapshot_message(impl: Implementation) -> None:
     result = run(impl, [followup(f"Summarize @[CI]({uri('ci-run')}) for me"), IDLE])
-    assert len(result["requests"]) == 1
-    messages = result["requests"][0]["messages"]
-    direct, snapshot = messages[-2], messages[-1]
-    assert direct["role"] == "user"
-    assert direct["source"] == {"kind": "user"}
-    assert texts(direct) == "Summarize @CI for me"
-    assert snapshot["role"] == "user"
-    assert is_snapshot(snapshot)
-    assert sum(1 for m in messages if is_snapshot(m)) == 1
-    assert len(snapshot["content"]) == 1
-    text = texts(snapshot)
-    assert text.startswith("## Referenced sessions\n\n" + WARNING + "\n\n<referenced-sessions>\n")
-    [data] = snapshot_data(snapshot)
-    assert data["sessionId"] == "ci-run"
-    assert data["label"] == "CI"
-    assert data["conversation"] == [
-        {"role": "user", "text": "What failed in CI?"},
-        {"role": "assistant", "text": "The lint job failed."},
-    ]
+    with check("REL-001"):
+        assert len(result["requests"]) == 1
+        messages = result["requests"][0]["messages"]
+        direct, snapshot = messages[-2], messages[-1]
+        assert direct["role"] == "user"
+        assert direct["source"] == {"kind": "user"}
+        assert texts(direct) == "Summarize @CI for me"
+        assert snapshot["role"] == "user"
+        assert is_snapshot(snapshot)
+        assert sum(1 for m in messages if is_snapshot(m)) == 1
+    with check("REL-004"):
+        assert len(snapshot["content"]) == 1
+        text = texts(snapshot)
+        assert text.startswith(
+            "## Referenced sessions\n\n" + WARNING + "\n\n<referenced-sessions>\n"
+        )
+        [data] = snapshot_data(snapshot)
+        assert data["sessionId"] == "ci-run"
+        assert data["label"] == "CI"
+        assert data["conversation"] == [
+            {"role": "user", "text": "What failed in CI?"},
+            {"role": "assistant", "text": "The lint job failed."},
+        ]
 
 
 @pytest.mark.req("REL-004")
