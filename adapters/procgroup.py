@@ -100,6 +100,7 @@ class Watchdog:
 
     def __init__(self) -> None:
         self.pid = os.getpid()
+        self._send_lock = threading.Lock()
         self.process: subprocess.Popen[bytes] | None = None
         self.pipe: IO[bytes] | None = None
         try:
@@ -126,9 +127,15 @@ class Watchdog:
     def _send(self, line: str) -> None:
         if self.pipe is None:
             return
-        with self._lock, contextlib.suppress(OSError, ValueError):
-            self.pipe.write(line.encode() + b"\n")
-            self.pipe.flush()
+        # Bounded: a signal landing between acquire and release must not hang a later call.
+        if not self._send_lock.acquire(timeout=1.0):
+            return
+        try:
+            with contextlib.suppress(OSError, ValueError):
+                self.pipe.write(line.encode() + b"\n")
+                self.pipe.flush()
+        finally:
+            self._send_lock.release()
 
     def watch(self, pgid: int) -> None:
         self._send(f"+{pgid}")

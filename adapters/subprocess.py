@@ -18,6 +18,7 @@ import os
 import queue
 import selectors
 import shlex
+import signal
 import subprocess
 import threading
 import time
@@ -25,6 +26,7 @@ from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from typing import IO, Any, Final
 
+from dsh_conformance import signals
 from dsh_conformance.adapters import procgroup, wire
 from dsh_conformance.adapters.contract import (
     PROTOCOL_VERSION,
@@ -42,6 +44,7 @@ SHUTDOWN_GRACE: Final = 2.0
 READ_POLL: Final = 0.1
 
 _EOF: Final = ("eof", b"")
+HANDLED_SIGNALS: Final = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 
 
 class _Process:
@@ -97,6 +100,9 @@ class _Process:
 
     def _chunks(self, fd: int) -> Iterator[bytes]:
         """What arrives on *fd* until EOF, or until the process is ended."""
+        # Ctrl-C and SIGTERM belong to the main thread, which turns them into
+        # KeyboardInterrupt; delivered here they would wait for the main thread's timeout.
+        signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED_SIGNALS)
         with selectors.DefaultSelector() as selector:
             selector.register(fd, selectors.EVENT_READ)
             while not self._stop.is_set():
@@ -109,6 +115,22 @@ class _Process:
                 if not chunk:
                     return
                 yield chunk
+
+    def next_line(self, timeout: float) -> tuple[str, bytes]:
+        """The next stdout event, waiting in short slices: a signal that the kernel hands
+        to another thread still interrupts the main thread within one slice."""
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise queue.Empty
+            try:
+                return self.lines.get(timeout=min(remaining, READ_POLL * 5))
+            except queue.Empty:
+                if signals.received() is not None:
+                    # The handler's KeyboardInterrupt can be lost (raised inside a
+                    # finalizer the garbage collector ran); the signal is not.
+                    raise KeyboardInterrupt from None
 
     def _read_stdout(self, fd: int) -> None:
         partial = b""
@@ -222,6 +244,7 @@ class SubprocessAdapter:
         self.validate = validate
         self.restarts = 0
         self.calls = 0
+        self.closed = False
         self._process: _Process | None = None
         self._handshake: Handshake | None = None
         self._next_id = 1
@@ -283,6 +306,7 @@ class SubprocessAdapter:
             )
 
     def close(self) -> None:
+        self.closed = True
         process, self._process = self._process, None
         if process is not None:
             process.shutdown(wire.encode(wire.request(self._take_id(), "shutdown", {})))
@@ -317,6 +341,10 @@ class SubprocessAdapter:
         ``ImplementationError`` it answered with (returned, not raised).  A fault raises
         ``AdapterFault`` for the whole batch.
         """
+        if self.closed:
+            # Late calls (a test's cleanup run by the garbage collector at exit) must not
+            # start a new process after the run has ended the last one.
+            raise AdapterFault("crash", f"{self.name}: the adapter is closed")
         if self._process is None:
             self._start()
         batch: list[tuple[str, dict[str, Any]]] = []
@@ -351,7 +379,7 @@ class SubprocessAdapter:
         for op, message in batch:
             stderr_before = process.stderr_chunks
             try:
-                kind, line = process.lines.get(timeout=timeout)
+                kind, line = process.next_line(timeout)
             except queue.Empty:
                 raise self._silent(process, op, message["id"], timeout, stderr_before) from None
             if kind == "eof":

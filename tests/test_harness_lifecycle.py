@@ -30,8 +30,8 @@ pytestmark = pytest.mark.skipif(
 )
 
 TIMEOUT = 1.0
-#: What a run may take beyond the timeout and the TERM grace (startup, a loaded machine).
-SLACK = 3.0
+#: What a run may take beyond the timeout and the TERM grace (a loaded 2-core machine).
+SLACK = 8.0
 SLICE = ("--requirement", "URI-001", "--seed", "7", "--hypothesis-profile", "quick")
 
 
@@ -67,11 +67,23 @@ def wrapped(fault: str, state: Path) -> str:
 def start(tmp_path: Path, adapter: str, *extra: str) -> tuple[subprocess.Popen[str], str]:
     marker = uuid.uuid4().hex
     env = {**os.environ, "PYTHONPATH": str(TESTS), "DSH_FAULT_MARKER": marker}
+    env["PYTHONFAULTHANDLER"] = "1"  # a hung harness shows its stacks on SIGABRT
     argv = cli_argv(*run_args(adapter, tmp_path / "out", *SLICE, *extra))
     process = subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
     )
     return process, marker
+
+
+def finish(process: subprocess.Popen[str], timeout: float) -> str:
+    """Wait for the harness; if it hangs, fail with the stacks of all its threads."""
+    try:
+        return process.communicate(timeout=timeout)[1]
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGABRT)
+        stderr = process.communicate(timeout=30)[1]
+        Path("/tmp/hung-stacks.txt").write_text(stderr, encoding="utf-8")
+        raise AssertionError(f"the harness hung; its stacks:\n{stderr[-6000:]}") from None
 
 
 def record_of(tmp_path: Path) -> RunRecord:
@@ -84,7 +96,7 @@ def test_a_hang_behind_a_wrapper_costs_one_timeout(tmp_path: Path, fault: str) -
         tmp_path, wrapped(fault, tmp_path / "state.json"), "--timeout", str(TIMEOUT)
     )
     try:
-        _, stderr = process.communicate(timeout=120)
+        stderr = finish(process, 120)
     finally:
         process.kill()
     assert process.returncode == 1, stderr
@@ -120,14 +132,15 @@ def test_an_interrupted_run_ends_promptly_and_says_so(tmp_path: Path, signum: in
         time.sleep(0.5)  # into the hang
         process.send_signal(signum)
         sent = time.monotonic()
-        _, stderr = process.communicate(timeout=60)
+        stderr = finish(process, 60)
         took = time.monotonic() - sent
     finally:
         process.kill()
     assert process.returncode == 130, stderr
     assert f"error[interrupted] the run was interrupted by {signal.Signals(signum).name}" in stderr
-    # shutdown request (2 s), then the group: SIGTERM, grace, SIGKILL; never the 60 s timeout
-    assert took < 2.0 + TERM_GRACE + SLACK + 3, took
+    # shutdown request (2 s), the group (SIGTERM, grace, SIGKILL), the reports: seconds on
+    # a loaded machine, never the 60 s per-call timeout the adapter is stuck in
+    assert took < 30, took
     record = record_of(tmp_path)
     assert record.ending == "interrupted"
     assert record.footer is not None
@@ -166,15 +179,15 @@ def test_resume_finishes_an_interrupted_run(tmp_path: Path) -> None:
     try:
         wait_for_results(tmp_path, process, 3)
         process.send_signal(signal.SIGINT)
-        process.communicate(timeout=60)
+        finish(process, 60)
     finally:
         process.kill()
     first = record_of(tmp_path)
     assert first.ending == "interrupted"
     # The state file says the stall already fired: the resumed adapter behaves.
     process, _ = start(tmp_path, "reference", "--resume", str(tmp_path / "out" / "record.jsonl"))
-    process.communicate(timeout=120)
-    assert process.returncode == 0
+    stderr = finish(process, 120)
+    assert process.returncode == 0, stderr
     resumed = record_of(tmp_path)
     complete(resumed)
     assert resumed.ending == "complete"
@@ -187,7 +200,7 @@ def test_resume_finishes_an_interrupted_run(tmp_path: Path) -> None:
 
 def test_last_failed_reruns_only_the_failures(tmp_path: Path) -> None:
     process, _ = start(tmp_path, wrapped("crash@4", tmp_path / "s.json"))
-    process.communicate(timeout=120)
+    finish(process, 120)
     first = record_of(tmp_path)
     failed = {t.nodeid for t in first.tests if t.outcome == "crash"}
     assert len(failed) == 1
@@ -200,7 +213,7 @@ def test_last_failed_reruns_only_the_failures(tmp_path: Path) -> None:
         "--report-dir",
         str(rerun_out),
     )
-    process.communicate(timeout=120)
+    finish(process, 120)
     assert process.returncode == 0
     rerun = load_record(rerun_out / "record.jsonl")
     assert {t.nodeid for t in rerun.tests} == failed

@@ -358,6 +358,10 @@ class HarnessPlugin:
         meta = self.meta.get(item.nodeid)
         if meta is None:
             return
+        from dsh_conformance import signals
+
+        if signals.received() is not None:
+            raise KeyboardInterrupt  # its first KeyboardInterrupt was lost (D-136)
         guard = self.config.stash.get(GUARD_KEY, None)
         if guard is not None:
             guard.begin_test()
