@@ -15,6 +15,7 @@ from dsh_conformance.conformance.preparation_oracles import (
     NOTICE,
     cuts_of,
     encoded,
+    is_this_message,
     kept_items,
     smallest_form,
     tag_safe_bytes,
@@ -208,17 +209,7 @@ def keeps_preserved(
     """RET-002: the conversation is an in-order selection of the projected messages (each
     whole or sliced) that includes every message flagged in *must*."""
 
-    def same(c: dict[str, Any], e: dict[str, Any]) -> bool:
-        """The entry is this message, whole or sliced (exactness is RET-003's)."""
-        if c["role"] != e["role"]:
-            return False
-        if c["text"] == e["text"]:
-            return True
-        match = NOTICE.search(c["text"])
-        if match is None:
-            return False
-        kept = c["text"][: match.start()]
-        return kept == "" or e["text"].startswith(kept[:3]) or e["text"].endswith(kept[-3:])
+    same = is_this_message
 
     @functools.cache
     def fits(i: int, j: int) -> bool:
