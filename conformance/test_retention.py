@@ -12,8 +12,10 @@ from hypothesis import strategies as st
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.checks import check, expect, expect_equal
 from dsh_conformance.conformance.preparation_oracles import (
+    NOTICE,
     cuts_of,
     encoded,
+    is_this_message,
     kept_items,
     smallest_form,
     tag_safe_bytes,
@@ -207,10 +209,7 @@ def keeps_preserved(
     """RET-002: the conversation is an in-order selection of the projected messages (each
     whole or sliced) that includes every message flagged in *must*."""
 
-    def same(c: dict[str, Any], e: dict[str, Any]) -> bool:
-        return c["role"] == e["role"] and (
-            c["text"] == e["text"] or truncation_of(c["text"], e["text"]) is not None
-        )
+    same = is_this_message
 
     @functools.cache
     def fits(i: int, j: int) -> bool:
@@ -298,7 +297,8 @@ def latest_fixture() -> dict[str, Any]:
 def test_upstream_exact_budget_properties(impl: Implementation) -> None:
     """Upstream's 360-byte case, checked by what the seed says: any arithmetic passes."""
     src = latest_fixture()
-    out = impl.call("retention.retain", session=src, label="source", maxBytes=360)
+    with check("RET-003"):  # slicing the newest text makes it fit: failing is not allowed
+        out = impl.call("retention.retain", session=src, label="source", maxBytes=360)
     conversation, stats = out["data"]["conversation"], out["stats"]
     expect("RET-001", tag_safe_bytes(out["data"]) <= 360, "over the cap", data=out["data"])
     checkpoint = "<compacted-summary>checkpoint</compacted-summary>"
@@ -444,7 +444,8 @@ def test_drop_what_is_needed_then_slice(impl: Implementation) -> None:
         ("assistant/message", "new " * 5, USER),
     )
     room = fixed + 2 * len('{"role":"assistant","text":""},') + 40 + 10
-    out = impl.call("retention.retain", session=src, label="s", maxBytes=room)
+    with check("RET-002"):  # dropping the old message alone makes it fit
+        out = impl.call("retention.retain", session=src, label="s", maxBytes=room)
     texts = [c["text"] for c in out["data"]["conversation"]]
     expect("RET-002", texts[-1:] == ["new " * 5], "the newest message is gone", texts=texts)
     expect_equal("RET-012", texts, ["mid " * 5, "new " * 5], what="retained texts")
@@ -467,7 +468,8 @@ def test_a_preserved_message_is_never_emptied(impl: Implementation) -> None:
     code = impl.error_code("retention.retain", session=src, label="s", maxBytes=fixed + item + 20)
     expect_equal("RET-011", code, BUDGET, what="error code")
     # With room for a notice, the newest message survives as a slice plus exact notice.
-    out = impl.call("retention.retain", session=src, label="s", maxBytes=fixed + item + 40)
+    with check("RET-011"):  # a slice with its notice fits: failing is not allowed
+        out = impl.call("retention.retain", session=src, label="s", maxBytes=fixed + item + 40)
     (only,) = out["data"]["conversation"]
     expect_equal("RET-006", truncation_of(only["text"], "x" * 1000), 995, what="omitted count")
 
@@ -492,7 +494,7 @@ def test_truncation_is_an_exact_head_tail_slice(impl: Implementation, text: str,
         expect_equal("RET-003", out, {"text": text, "omittedBytes": 0, "fits": True})
         return
     with check("RET-006", text=text, out=out):
-        assert truncation_of(out["text"], text) is not None, "no exact notice"
+        assert NOTICE.search(out["text"]) is not None, "no omission notice"
     expect_equal("RET-003", truncation_of(out["text"], text), out["omittedBytes"], text=text)
     expect_equal("RET-003", out["fits"], utf8_len(out["text"]) <= cap, what="fits", text=text)
     head_and_tail_kept(out["text"], text)
@@ -525,7 +527,8 @@ def test_a_short_newest_message_that_cannot_fit_fails(impl: Implementation) -> N
     src = session("source", ("user/message", "U1:a", USER), ("assistant/message", "A2:<", USER))
     code = impl.error_code("retention.retain", session=src, label="", maxBytes=120)
     expect_equal("RET-011", code, BUDGET, what="error code")
-    ok = impl.call("retention.retain", session=src, label="", maxBytes=127)
+    with check("RET-011"):  # dropping the older message makes it fit
+        ok = impl.call("retention.retain", session=src, label="", maxBytes=127)
     conversation = ok["data"]["conversation"]
     expect_equal("RET-006", conversation, [{"role": "assistant", "text": "A2:<"}])
     expect_equal("RET-006", ok["stats"]["omittedMessages"], 1, what="omittedMessages")
