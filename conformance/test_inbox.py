@@ -53,15 +53,19 @@ def test_send_queues_one_record_with_resolved_source(impl: Implementation) -> No
     contexts = [context("S", meta={"n": 1}), context("P", placement="prompt-prefix")]
     agent.call("agent.send", content=text("hello"), contexts=contexts)
     record = {"content": text("hello"), "source": USER, "contexts": contexts}
-    assert agent.state()["queued"] == [record]
-    assert agent.state()["status"] == "idle", "send() does not run the driver"
-    assert agent.notifications() == [
-        {"event": "agent/queued", "agent": agent.id, **record, "steering": False}
-    ]
-    assert agent.events() == []
+    with check("INBOX-001", state=agent.state()):
+        assert agent.state()["queued"] == [record]
+        assert agent.state()["status"] == "idle", "send() does not run the driver"
+        assert agent.events() == []
+    expect_equal(
+        "INBOX-004",
+        agent.notifications(),
+        [{"event": "agent/queued", "agent": agent.id, **record, "steering": False}],
+        what="notifications",
+    )
 
 
-@pytest.mark.req("INBOX-001", "INBOX-004")
+@pytest.mark.req("INBOX-001")
 def test_a_plugin_source_is_kept_and_contexts_default_to_empty(impl: Implementation) -> None:
     agent = new_agent(impl)
     agent.call("agent.send", content=text("x"), source=plugin("bot"))
@@ -157,13 +161,20 @@ def test_outputs_are_copies(impl: Implementation) -> None:
 def test_steer_on_an_idle_agent_is_a_send(impl: Implementation) -> None:
     agent = new_agent(impl)
     agent.call("agent.steer", content=text("s"), contexts=[context("c")])
-    assert agent.notifications()[-1]["steering"] is False
-    assert agent.state()["queued"]
-    assert not agent.state()["steering"]
-    agent.run()
-    assert of_type(agent.events(), "steering/message") == []
-    assert [e["data"]["content"] for e in of_type(agent.events(), "user/message")] == [text("s")]
-    assert [s["content"] for s in agent.call("agent.submissions")] == [text("s")]
+    with check("INBOX-005", state=agent.state()):
+        assert agent.notifications()[-1]["steering"] is False
+        assert agent.state()["queued"]
+        assert not agent.state()["steering"]
+        agent.run()
+        assert of_type(agent.events(), "steering/message") == []
+        user = of_type(agent.events(), "user/message")
+        assert [e["data"]["content"] for e in user] == [text("s")]
+    expect_equal(
+        "INBOX-034",
+        [s["content"] for s in agent.call("agent.submissions")],
+        [text("s")],
+        what="prompt-submit dispatches",
+    )
 
 
 @pytest.mark.req("INBOX-005")
@@ -182,33 +193,55 @@ def test_steer_while_running_is_steering_and_skips_prompt_submit(impl: Implement
     agent.call("agent.send", content=text("a"))
     assert agent.step() == "claim"
     agent.call("agent.steer", content=text("s"))
-    assert agent.notifications()[-1] == {
-        "event": "agent/queued",
-        "agent": agent.id,
-        "content": text("s"),
-        "source": USER,
-        "contexts": [],
-        "steering": True,
-    }
+    expect_equal(
+        "INBOX-004",
+        agent.notifications()[-1],
+        {
+            "event": "agent/queued",
+            "agent": agent.id,
+            "content": text("s"),
+            "source": USER,
+            "contexts": [],
+            "steering": True,
+        },
+        what="the agent/queued notification",
+    )
     agent.run()
     steering = of_type(agent.events(), "steering/message")
-    assert [e["data"] for e in steering] == [{"turn": 1, "content": text("s"), "source": USER}]
-    assert [s["content"] for s in agent.call("agent.submissions")] == [text("a")]
+    expect_equal(
+        "ENV-060",
+        [e["data"] for e in steering],
+        [{"turn": 1, "content": text("s"), "source": USER}],
+        what="steering messages",
+    )
+    expect_equal(
+        "INBOX-034",
+        [s["content"] for s in agent.call("agent.submissions")],
+        [text("a")],
+        what="prompt-submit dispatches",
+    )
 
 
 @pytest.mark.req("INBOX-006", "INBOX-007")
 def test_idle_inject_is_a_one_shot_injection_turn(impl: Implementation) -> None:
     agent = new_agent(impl)
     agent.call("agent.inject", content=text("note"), source=plugin("p"), meta={"k": 1})
-    assert [(e["type"], e["data"]) for e in agent.events()] == [
-        ("turn/start", {"turn": 1, "trigger": {"kind": "injection", "source": plugin("p")}}),
-        ("context/message", {"content": text("note"), "source": plugin("p"), "meta": {"k": 1}}),
-        ("turn/end", {"turn": 1, "reason": {"kind": "completed"}}),
-    ]
-    assert agent.notifications() == [], "inject() never announces agent/queued"
-    agent.call("agent.send", content=text("next"))
-    agent.run()
-    assert of_type(agent.events(), "turn/start")[-1]["data"]["turn"] == 2
+    events = [(e["type"], e["data"]) for e in agent.events()]
+    with check("INBOX-006", events=events):
+        assert (
+            "context/message",
+            {"content": text("note"), "source": plugin("p"), "meta": {"k": 1}},
+        ) in events
+        assert agent.notifications() == [], "inject() never announces agent/queued"
+    with check("INBOX-007", events=events):
+        assert events == [
+            ("turn/start", {"turn": 1, "trigger": {"kind": "injection", "source": plugin("p")}}),
+            ("context/message", {"content": text("note"), "source": plugin("p"), "meta": {"k": 1}}),
+            ("turn/end", {"turn": 1, "reason": {"kind": "completed"}}),
+        ]
+        agent.call("agent.send", content=text("next"))
+        agent.run()
+        assert of_type(agent.events(), "turn/start")[-1]["data"]["turn"] == 2
 
 
 @pytest.mark.req("INBOX-007")
@@ -227,12 +260,14 @@ def test_inject_without_meta_or_source_has_neither_meta_nor_a_plugin_source(
 def test_inject_rejects_contexts(impl: Implementation) -> None:
     agent = new_agent(impl)
     code = agent.error_code("agent.inject", content=text("n"), contexts=[context("c")])
-    assert code == "DSH_INVALID_ARGUMENT"
-    assert agent.events() == []
-    assert agent.notifications() == []
+    with check("INBOX-006", code=code):
+        assert code is not None, "inject() accepted contexts"
+        assert agent.events() == []
+        assert agent.notifications() == []
+    expect_equal("INBOX-008", code, "DSH_INVALID_ARGUMENT", what="error code")
 
 
-@pytest.mark.req("INBOX-002", "INBOX-007")
+@pytest.mark.req("INBOX-002")
 def test_inject_validates_before_writing(impl: Implementation) -> None:
     agent = new_agent(impl)
     assert agent.error_code("agent.inject", content=text("n"), meta={"$hostile": "NaN"}) == INVALID
@@ -326,7 +361,7 @@ def test_an_allow_with_content_and_no_next_replaces_content_and_drops_contexts(
     assert of_type(agent.events(), "user/message")[0]["data"]["content"] == text("X")
 
 
-@pytest.mark.req("INBOX-012", "INBOX-010")
+@pytest.mark.req("INBOX-012")
 def test_listener_contexts_are_placed_like_attached_ones(impl: Implementation) -> None:
     agent = new_agent(impl)
     hook_ctx = [context("HOOK1"), context("HOOK2", meta={"h": True})]
@@ -360,12 +395,20 @@ def test_a_block_writes_neither_user_message_nor_contexts(impl: Implementation) 
     contexts = [context("P", placement="prompt-prefix"), context("S")]
     agent.call("agent.send", content=text("a"), contexts=contexts)
     agent.run()
-    assert [(e["type"], e["data"]) for e in agent.events()] == [
-        ("turn/start", {"turn": 1, "trigger": {"kind": "message", "source": USER}}),
-        ("prompt/blocked", {"content": text("a"), "source": USER, "reason": "no"}),
-        ("turn/end", {"turn": 1, "reason": {"kind": "rejected", "reason": "no"}}),
-    ]
-    assert agent.requests() == []
+    events = [(e["type"], e["data"]) for e in agent.events()]
+    with check("INBOX-011", events=events):
+        assert not [t for t, _ in events if t in ("user/message", "context/message")]
+        assert agent.requests() == []
+    expect_equal(
+        "INBOX-013",
+        events,
+        [
+            ("turn/start", {"turn": 1, "trigger": {"kind": "message", "source": USER}}),
+            ("prompt/blocked", {"content": text("a"), "source": USER, "reason": "no"}),
+            ("turn/end", {"turn": 1, "reason": {"kind": "rejected", "reason": "no"}}),
+        ],
+        what="events",
+    )
 
 
 @pytest.mark.req("INBOX-014")
@@ -435,15 +478,17 @@ def test_cancel_while_queued_drops_message_and_contexts(impl: Implementation) ->
     agent = new_agent(impl)
     agent.call("agent.send", content=text("a"), contexts=[context("c", placement="prompt-prefix")])
     agent.call("agent.cancel")
-    assert agent.state()["queued"] == []
-    agent.run()
-    assert agent.events() == []
-    assert agent.notifications()[-1] == {
-        "event": "agent/cancel-requested",
-        "agent": agent.id,
-        "cause": {"kind": "user"},
-    }
-    assert agent.state()["status"] == "idle"
+    with check("INBOX-021", state=agent.state()):
+        assert agent.state()["queued"] == []
+        agent.run()
+        assert agent.events() == []
+    with check("INBOX-022", notifications=agent.notifications()):
+        assert agent.notifications()[-1] == {
+            "event": "agent/cancel-requested",
+            "agent": agent.id,
+            "cause": {"kind": "user"},
+        }
+        assert agent.state()["status"] == "idle"
     agent.call("agent.send", content=text("after"))
     agent.run()
     assert [e["data"]["content"] for e in of_type(agent.events(), "user/message")] == [
@@ -469,11 +514,15 @@ def test_cancel_during_prompt_submit_leaves_no_prompt_event(impl: Implementation
     assert agent.step() == "claim"
     agent.call("agent.cancel", cause={"kind": "parent"})
     agent.run()
-    assert [(e["type"], e["data"]) for e in agent.events()] == [
-        ("turn/start", {"turn": 1, "trigger": {"kind": "message", "source": USER}}),
-        ("turn/end", {"turn": 1, "reason": {"kind": "aborted"}}),
-    ]
-    assert agent.state()["status"] == "idle"
+    events = [(e["type"], e["data"]) for e in agent.events()]
+    with check("INBOX-021", events=events):
+        assert not [t for t, _ in events if t in ("user/message", "context/message")]
+    with check("INBOX-022", events=events):
+        assert events == [
+            ("turn/start", {"turn": 1, "trigger": {"kind": "message", "source": USER}}),
+            ("turn/end", {"turn": 1, "reason": {"kind": "aborted"}}),
+        ]
+        assert agent.state()["status"] == "idle"
 
 
 @pytest.mark.req("INBOX-021", "INBOX-022")
@@ -488,14 +537,16 @@ def test_cancel_during_a_tool_batch_pairs_calls_and_drops_steering(impl: Impleme
     agent.run()
     events = agent.events()
     results = of_type(events, "tool/result")
-    assert len(results) == 2 == len(of_type(events, "tool/call"))
-    assert results[1]["data"]["isError"] is True
-    assert results[1]["data"]["error"]["code"] == "TOOL_ABORTED_BEFORE_DISPATCH"
-    assert events[-1]["data"] == {"turn": 1, "reason": {"kind": "aborted"}}
-    assert events[-2]["type"] == "step/end"
-    assert "SC" not in repr(events)
-    assert "'S'" not in repr(events)
-    assert "'Q'" not in repr(events)
+    with check("INBOX-022", events=events):
+        assert len(results) == 2 == len(of_type(events, "tool/call"))
+        assert results[1]["data"]["isError"] is True
+        assert results[1]["data"]["error"]["code"] == "TOOL_ABORTED_BEFORE_DISPATCH"
+        assert events[-1]["data"] == {"turn": 1, "reason": {"kind": "aborted"}}
+        assert events[-2]["type"] == "step/end"
+    with check("INBOX-021", events=events):
+        assert "SC" not in repr(events)
+        assert "'S'" not in repr(events)
+        assert "'Q'" not in repr(events)
 
 
 @pytest.mark.req("INBOX-021", "INBOX-023")
@@ -508,16 +559,18 @@ def test_dispose_ends_the_turn_and_drops_every_record(impl: Implementation) -> N
     agent.call("agent.send", content=text("Q"), contexts=[context("QC")])
     agent.call("agent.dispose")
     events = agent.events()
-    assert events[-1]["data"] == {"turn": 1, "reason": {"kind": "disposed"}}
-    assert len(of_type(events, "tool/result")) == len(of_type(events, "tool/call")) == 2
-    assert agent.state()["status"] == "disposed"
-    assert agent.notifications()[-1]["status"] == "disposed"
-    assert agent.call("agent.run")["steps"] == 0
-    assert agent.events() == events
-    for verb in ("agent.send", "agent.steer", "agent.inject"):
-        assert agent.error_code(verb, content=text("x")) == DISPOSED
-    assert "QC" not in repr(events)
-    assert "SC" not in repr(events)
+    with check("INBOX-023", events=events):
+        assert events[-1]["data"] == {"turn": 1, "reason": {"kind": "disposed"}}
+        assert len(of_type(events, "tool/result")) == len(of_type(events, "tool/call")) == 2
+        assert agent.state()["status"] == "disposed"
+        assert agent.notifications()[-1]["status"] == "disposed"
+        assert agent.call("agent.run")["steps"] == 0
+        assert agent.events() == events
+        for verb in ("agent.send", "agent.steer", "agent.inject"):
+            assert agent.error_code(verb, content=text("x")) == DISPOSED
+    with check("INBOX-021", events=events):
+        assert "QC" not in repr(events)
+        assert "SC" not in repr(events)
 
 
 @pytest.mark.req("INBOX-021", "INBOX-024")
@@ -532,16 +585,17 @@ def test_terminal_stop_discards_steering_and_keeps_queued_messages(impl: Impleme
     agent.call("agent.steer", content=text("LATE"))
     agent.run()
     observed = repr(agent.events())
-    assert "STEER" not in observed
-    assert "LATE" not in observed
+    with check("INBOX-021", events=observed):
+        assert "STEER" not in observed
+        assert "LATE" not in observed
     users = [e["data"]["content"] for e in of_type(agent.events(), "user/message")]
-    assert users == [text("A"), text("B")]
+    expect_equal("INBOX-024", users, [text("A"), text("B")], what="prompts")
 
 
 # --- the core agent only carries contexts -----------------------------------------------
 
 
-@pytest.mark.req("INBOX-030", "INBOX-036")
+@pytest.mark.req("INBOX-030")
 def test_mentions_in_sent_content_are_carried_verbatim(impl: Implementation) -> None:
     agent = new_agent(impl)
     content = text("Use @[Source](dsh-session:InNvdXJjZSI) and dsh-session:ImEi")
@@ -595,20 +649,34 @@ def test_hosts_pass_prepared_contexts_through_send_or_steer(impl: Implementation
     content, contexts = keyless_contexts(impl)
     idle = new_agent(impl, header={"cwd": CWD})
     idle.call("agent.send", content=content, contexts=contexts)  # idle: the queued path
-    assert idle.state()["queued"] == [{"content": content, "source": USER, "contexts": contexts}]
-    assert idle.notifications()[-1]["contexts"] == contexts
+    with check("INBOX-032", state=idle.state()):
+        queued = idle.state()["queued"]
+        assert queued == [{"content": content, "source": USER, "contexts": contexts}]
+        assert idle.notifications()[-1]["contexts"] == contexts
     idle.run()
-    assert idle.call("agent.submissions") == [{"turn": 1, "content": content, "source": USER}]
+    expect_equal(
+        "INBOX-034",
+        idle.call("agent.submissions"),
+        [{"turn": 1, "content": content, "source": USER}],
+        what="prompt-submit dispatches",
+    )
 
     busy = new_agent(impl, header={"cwd": CWD})
     busy.call("agent.send", content=text("working"))
     busy.step()
     assert busy.state()["status"] == "running"
     busy.call("agent.steer", content=content, contexts=contexts)  # running: steering
-    assert busy.state()["steering"] == [{"content": content, "source": USER, "contexts": contexts}]
-    busy.run()
-    assert [s["content"] for s in busy.call("agent.submissions")] == [text("working")]
-    assert len(of_type(busy.events(), "steering/message")) == 1
+    with check("INBOX-032", state=busy.state()):
+        steering = busy.state()["steering"]
+        assert steering == [{"content": content, "source": USER, "contexts": contexts}]
+        busy.run()
+        assert len(of_type(busy.events(), "steering/message")) == 1
+    expect_equal(
+        "INBOX-034",
+        [s["content"] for s in busy.call("agent.submissions")],
+        [text("working")],
+        what="prompt-submit dispatches",
+    )
 
 
 @pytest.mark.req("INBOX-035")

@@ -109,16 +109,18 @@ def test_without_prefix_contexts_every_context_follows_the_prompt(
 ) -> None:
     agent, at, expected, separate = sent_prompt(impl, contexts, prompt)
     events = agent.events()
-    assert events[at]["data"] == {"content": text(prompt), "source": USER}
-    assert expected == events[at]["data"]
-    assert placed_after(events, at, len(separate)) == separate
-    assert len(of_type(events, "context/message")) == len(contexts)
-    assert events[at + 1 + len(separate)]["type"] == "step/start"
-    request = agent.requests()[0]
-    assert request["messages"] == [
-        {"role": "user", "content": text(prompt)},
-        *({"role": "user", "content": s["content"]} for s in separate),
-    ]
+    with check("ENV-054", prompt_event=events[at]["data"]):
+        assert events[at]["data"] == {"content": text(prompt), "source": USER}
+        assert expected == events[at]["data"]
+    with check("ENV-056", events=events[at:]):
+        assert placed_after(events, at, len(separate)) == separate
+        assert len(of_type(events, "context/message")) == len(contexts)
+        assert events[at + 1 + len(separate)]["type"] == "step/start"
+        request = agent.requests()[0]
+        assert request["messages"] == [
+            {"role": "user", "content": text(prompt)},
+            *({"role": "user", "content": s["content"]} for s in separate),
+        ]
 
 
 @pytest.mark.req("ENV-050", "ENV-051", "ENV-053", "ENV-055", "ENV-057", "ENV-059")
@@ -130,18 +132,27 @@ def test_prefix_contexts_are_baked_into_the_prompt_event(
     agent, at, expected, separate = sent_prompt(impl, contexts, prompt)
     events = agent.events()
     data = events[at]["data"]
-    assert data == expected
     prefix = [c for c in contexts if c.get("placement") == "prompt-prefix"]
     blocks = sum(len(c["content"]) for c in prefix)
-    assert data["content"][blocks] == DELIM
-    assert data["content"][blocks + 1 :] == text(prompt)
-    assert data["envelope"]["displayContent"] == text(prompt)
-    assert len(data["envelope"]["prefixContexts"]) == len(prefix)
-    assert placed_after(events, at, len(separate)) == separate
-    assert len(of_type(events, "context/message")) == len(separate) == len(contexts) - len(prefix)
-    request = agent.requests()[0]
-    assert request["messages"][0] == {"role": "user", "content": expected["content"]}
-    assert request["messages"][1:] == [{"role": "user", "content": s["content"]} for s in separate]
+    with check("ENV-053", content=data["content"]):
+        assert data["content"][blocks] == DELIM
+        assert DELIM not in data["content"][blocks + 1 :]
+    with check("ENV-050", content=data["content"]):
+        assert data["content"][blocks + 1 :] == text(prompt)
+    with check("ENV-051", envelope=data.get("envelope")):
+        assert data["envelope"]["displayContent"] == text(prompt)
+        assert len(data["envelope"]["prefixContexts"]) == len(prefix)
+    expect_equal("ENV-055", data, expected, what="the prompt event")
+    with check("ENV-057"):
+        assert placed_after(events, at, len(separate)) == separate
+    with check("ENV-059"):
+        assert len(of_type(events, "context/message")) == len(separate)
+        assert len(separate) == len(contexts) - len(prefix)
+        request = agent.requests()[0]
+        assert request["messages"][0] == {"role": "user", "content": expected["content"]}
+        assert request["messages"][1:] == [
+            {"role": "user", "content": s["content"]} for s in separate
+        ]
 
 
 @pytest.mark.req("ENV-060", "ENV-050", "ENV-057")
@@ -159,13 +170,16 @@ def test_drained_steering_gets_the_same_split(
     events = agent.events()
     expected, separate = expected_prompt_data(text("steer"), USER, contexts)
     steering = [i for i, e in enumerate(events) if e["type"] == "steering/message"]
-    assert len(steering) == 1
-    assert events[steering[0]]["data"] == {"turn": 1, **expected}
-    assert placed_after(events, steering[0], len(separate)) == separate
-    assert [s["content"] for s in agent.call("agent.submissions")] == [text("go")]
+    with check("ENV-050", events=events):
+        assert len(steering) == 1
+    with check("ENV-060", steering=events[steering[0]]["data"]):
+        assert events[steering[0]]["data"] == {"turn": 1, **expected}
+        assert [s["content"] for s in agent.call("agent.submissions")] == [text("go")]
+    with check("ENV-057"):
+        assert placed_after(events, steering[0], len(separate)) == separate
 
 
-@pytest.mark.req("ENV-060", "ENV-055", "ENV-050")
+@pytest.mark.req("ENV-060")
 def test_steer_during_a_tool_step_with_prefix_and_separate_contexts(impl: Implementation) -> None:
     """Research note B §2.12(d), restated."""
     agent = new_agent(impl)
@@ -209,10 +223,11 @@ def test_prompt_submit_sees_only_the_direct_prompt(impl: Implementation) -> None
     agent.call("agent.listen", listener={"kind": "rewrite", "content": text("EFFECTIVE")})
     agent.run()
     submissions = agent.call("agent.submissions")
-    assert submissions == [{"turn": 1, "content": text("direct"), "source": plugin("host")}]
     user = of_type(agent.events(), "user/message")[0]["data"]
-    assert user["source"] == plugin("host")
-    assert text("direct")[0] not in user["content"]
+    with check("ENV-061", submissions=submissions):
+        assert submissions == [{"turn": 1, "content": text("direct"), "source": plugin("host")}]
+        assert text("direct")[0] not in user["content"]
+    expect_equal("ENV-064", user["source"], plugin("host"), what="prompt source")
 
 
 @pytest.mark.req("ENV-062")
@@ -251,12 +266,14 @@ def test_the_envelope_and_sources_never_reach_the_model(impl: Implementation) ->
     agent.call("agent.inject", content=text("i"), source=plugin("SRC-ONLY"), meta="META-ONLY")
     agent.run()
     for request in agent.requests():
-        assert "META-ONLY" not in repr(request)
-        assert "SRC-ONLY" not in repr(request)
-        assert "displayContent" not in repr(request)
-        assert list(request) == ["provider", "model", "messages", "system", "sessionId"]
-        for message in request["messages"]:
-            assert set(message) <= {"role", "content", "provenance"}
+        with check("ENV-051", request=request):
+            assert "META-ONLY" not in repr(request)
+            assert "SRC-ONLY" not in repr(request)
+            assert "displayContent" not in repr(request)
+        with check("ENV-070", request=request):
+            assert list(request) == ["provider", "model", "messages", "system", "sessionId"]
+            for message in request["messages"]:
+                assert set(message) <= {"role", "content", "provenance"}
 
 
 @pytest.mark.req("ENV-058")
@@ -300,7 +317,7 @@ def test_a_prefixed_prompt_replays_without_a_new_event_or_a_context_message(
     ]
 
 
-@pytest.mark.req("ENV-070", "ENV-071")
+@pytest.mark.req("ENV-071")
 def test_the_system_prompt_is_deterministic_and_logged(impl: Implementation) -> None:
     options = {
         "persona": "Be brief.",
