@@ -82,6 +82,7 @@ def check(requirement: str, **inputs: object) -> Iterator[None]:
 
 def fail(requirement: str, message: str, **inputs: object) -> CheckFailure:
     """A failure of *requirement*, ready to raise."""
+    __tracebackhide__ = True  # pytest shows the failing test line, not this helper
     exc = CheckFailure(f"[{requirement}] {message}{_context(inputs)}")
     blame(exc, requirement)
     return exc
@@ -89,6 +90,7 @@ def fail(requirement: str, message: str, **inputs: object) -> CheckFailure:
 
 def expect(requirement: str, condition: object, message: str, **inputs: object) -> None:
     """Fail *requirement* with *message* unless *condition* holds."""
+    __tracebackhide__ = True  # pytest shows the failing test line, not this helper
     if not condition:
         raise fail(requirement, message, **inputs)
 
@@ -97,6 +99,7 @@ def expect_equal(
     requirement: str, actual: object, expected: object, what: str = "result", **inputs: object
 ) -> None:
     """Fail *requirement* unless ``actual == expected``, showing both."""
+    __tracebackhide__ = True  # pytest shows the failing test line, not this helper
     if actual != expected:
         headline = f"{what} differs from what the requirement demands"
         shown_expected, shown_actual = repr(expected), repr(actual)
@@ -122,6 +125,7 @@ def expect_error(
 
     Returns the code.  When the call succeeds, the failure shows what it returned.
     """
+    __tracebackhide__ = True  # pytest shows the failing test line, not this helper
     from dsh_conformance.adapters.contract import ImplementationError
 
     try:

@@ -134,7 +134,7 @@ FAIL_ON_HELP = (
 
 def fail_on_option(command: F) -> F:
     """``--fail-on``: the verdicts that make the exit status non-zero (D-161)."""
-    from dsh_conformance.reporting.summary import GATES
+    from dsh_conformance.outcomes import GATES
 
     return click.option(
         "--fail-on",

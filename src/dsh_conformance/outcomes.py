@@ -58,6 +58,9 @@ SEVERITY: Final = (
 
 UNSUPPORTED_PREFIX: Final = "unsupported:"
 
+#: What ``--fail-on`` can gate a run on (D-161): the seed's MUSTs always.
+GATES: Final = ("seed", "seed-should", "profile", "all")
+
 
 def _walk(exc: BaseException, seen: set[int]) -> list[BaseException]:
     if id(exc) in seen:

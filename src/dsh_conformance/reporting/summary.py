@@ -8,7 +8,7 @@ from typing import Final
 
 from attrs import frozen
 
-from dsh_conformance.outcomes import APPLICABLE, FAILING, Outcome
+from dsh_conformance.outcomes import APPLICABLE, FAILING, GATES, Outcome
 from dsh_conformance.record import RunRecord, TestResult
 from dsh_conformance.spec import Requirement
 
@@ -22,9 +22,6 @@ UNTESTED: Final = "untested"
 #: Every test citing it failed on another requirement first: neither passed nor failed.
 INCONCLUSIVE: Final = "inconclusive"
 STATUS_ORDER: Final = (FAIL, XFAIL, PASS, INCONCLUSIVE, UNSUPPORTED, NOT_APPLICABLE, UNTESTED)
-
-#: What ``--fail-on`` can gate a run on (D-161): the seed's MUSTs always.
-GATES: Final = ("seed", "seed-should", "profile", "all")
 
 
 @frozen
