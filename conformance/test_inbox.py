@@ -191,7 +191,7 @@ def test_send_then_steer_before_the_driver_runs_makes_two_turns(impl: Implementa
 def test_steer_while_running_is_steering_and_skips_prompt_submit(impl: Implementation) -> None:
     agent = new_agent(impl)
     agent.call("agent.send", content=text("a"))
-    assert agent.step() == "claim"
+    assert agent.step() == "claim", "setup: the driver reached the step the test needs"
     agent.call("agent.steer", content=text("s"))
     expect_equal(
         "INBOX-004",
@@ -491,9 +491,10 @@ def test_cancel_while_queued_drops_message_and_contexts(impl: Implementation) ->
         assert agent.state()["status"] == "idle"
     agent.call("agent.send", content=text("after"))
     agent.run()
-    assert [e["data"]["content"] for e in of_type(agent.events(), "user/message")] == [
-        text("after")
-    ]
+    with check("INBOX-021"):
+        assert [e["data"]["content"] for e in of_type(agent.events(), "user/message")] == [
+            text("after")
+        ]
 
 
 @pytest.mark.req("INBOX-022")
@@ -511,7 +512,7 @@ def test_cancel_on_an_idle_empty_agent_changes_nothing(impl: Implementation) -> 
 def test_cancel_during_prompt_submit_leaves_no_prompt_event(impl: Implementation) -> None:
     agent = new_agent(impl)
     agent.call("agent.send", content=text("a"), contexts=[context("c")])
-    assert agent.step() == "claim"
+    assert agent.step() == "claim", "setup: the driver reached the step the test needs"
     agent.call("agent.cancel", cause={"kind": "parent"})
     agent.run()
     events = [(e["type"], e["data"]) for e in agent.events()]
@@ -664,7 +665,7 @@ def test_hosts_pass_prepared_contexts_through_send_or_steer(impl: Implementation
     busy = new_agent(impl, header={"cwd": CWD})
     busy.call("agent.send", content=text("working"))
     busy.step()
-    assert busy.state()["status"] == "running"
+    assert busy.state()["status"] == "running", "setup: the driver reached the step the test needs"
     busy.call("agent.steer", content=content, contexts=contexts)  # running: steering
     with check("INBOX-032", state=busy.state()):
         steering = busy.state()["steering"]

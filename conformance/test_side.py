@@ -186,7 +186,8 @@ def test_every_turn_end_reason_is_a_fork_point(fresh: Implementation) -> None:
     fresh.call("agent.inject", agent="parent", content=text("a note"))
     before = log(fresh, "parent")
     reasons = [e["data"]["reason"]["kind"] for e in before["events"] if e["type"] == "turn/end"]
-    assert {"completed", "error", "rejected", "aborted"} <= set(reasons)
+    with check("SIDE-050"):
+        assert {"completed", "error", "rejected", "aborted"} <= set(reasons)
     fresh.call("side.fork", parent="parent", child="side")
     child = log(fresh, "side")
     expect_equal(
@@ -292,7 +293,7 @@ def test_a_structural_fault_ends_the_balanced_prefix(
         _seed_turn(events, number, **fault)
         ends.append(len(events))
     fresh.call("agent.create", id="parent", header={"cwd": CWD}, seed=events)
-    assert inv.expected_prefix_length(events) == ([0, *ends][keep_turns]), "the test's oracle"
+    assert inv.expected_prefix_length(events) == ([0, *ends][keep_turns]), "setup: the oracle"
     before = log(fresh, "parent")
     fresh.call("side.fork", parent="parent", child="side")
     with check("SIDE-050", faults=faults):
@@ -398,20 +399,25 @@ def test_framing_is_one_plugin_context_at_the_head(fresh: Implementation) -> Non
 def test_frame_later_once_and_only_at_the_head(fresh: Implementation) -> None:
     make_parent(fresh)
     result = fresh.call("side.fork", parent="parent", child="side", frame=False)
-    assert result["framingSeq"] is None
+    with check("SIDE-054"):
+        assert result["framingSeq"] is None
     seq = fresh.call("side.frame", child="side")["seq"]
     expect_equal("SIDE-024", inv.framing_problems(log(fresh, "side")), [], what="problems")
     expect_equal("SIDE-054", log(fresh, "side")["events"][seq]["type"], "context/message")
-    check = unchanged(fresh, "side", "parent")
-    assert fresh.error_code("side.frame", child="side") == "DSH_SIDE_ALREADY_FRAMED"
-    check()
+    still = unchanged(fresh, "side", "parent")
+    with check("SIDE-054"):
+        assert fresh.error_code("side.frame", child="side") == "DSH_SIDE_ALREADY_FRAMED"
+    with check("SIDE-024"):
+        still()
     fresh.call("side.fork", parent="parent", child="late", frame=False)
     turn(fresh, "late", "hello", "hi")
     check_late = unchanged(fresh, "late", "parent")
-    assert fresh.error_code("side.frame", child="late") == "DSH_SIDE_FRAME_NOT_AT_HEAD"
-    assert fresh.error_code("side.frame", child="parent") == "DSH_SIDE_NOT_A_CHILD"
-    assert fresh.error_code("side.frame", child="nobody") == "DSH_AGENT_NOT_FOUND"
-    check_late()
+    with check("SIDE-054"):
+        assert fresh.error_code("side.frame", child="late") == "DSH_SIDE_FRAME_NOT_AT_HEAD"
+        assert fresh.error_code("side.frame", child="parent") == "DSH_SIDE_NOT_A_CHILD"
+        assert fresh.error_code("side.frame", child="nobody") == "DSH_AGENT_NOT_FOUND"
+    with check("SIDE-024"):
+        check_late()
 
 
 # --- merge-back -----------------------------------------------------------------------------
@@ -803,9 +809,10 @@ def test_the_deny_gate_refuses_listed_tools_of_the_child_only(fresh: Implementat
     fresh.call("side.fork", parent="parent", child="gated")
     fresh.call("side.fork", parent="parent", child="open")
     fresh.call("side.gate", child="gated", deny=["write_file"])
-    assert fresh.error_code("side.gate", child="parent", deny=["write_file"]) == (
-        "DSH_SIDE_NOT_A_CHILD"
-    )
+    with check("SIDE-066"):
+        assert fresh.error_code("side.gate", child="parent", deny=["write_file"]) == (
+            "DSH_SIDE_NOT_A_CHILD"
+        )
     calls = {"toolCalls": [{"name": "write_file", "id": "w"}, {"name": "read_file", "id": "r"}]}
     for aid in ("gated", "open", "parent"):
         fresh.call("agent.script", agent=aid, responses=[calls, {"text": "done"}])
@@ -865,7 +872,7 @@ def test_interleaved_parent_and_child_have_no_cross_talk(fresh: Implementation) 
             fresh.call("agent.steer", agent="parent", content=text("PARENT-STEER"))
         if ticks == 5:
             fresh.call("agent.cancel", agent="side")
-        assert ticks < 200
+        assert ticks < 200, "setup: the interleaving ends"
     for aid, other in (("parent", "SIDE-"), ("side", "PARENT-")):
         session = log(fresh, aid)
         tail = session["events"][
