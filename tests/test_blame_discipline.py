@@ -107,9 +107,7 @@ def test_oracle_comparisons_are_differential_and_blame_ref_ids(module: str) -> N
 
 def _resolved(module: str, name: str) -> list[str]:
     """The ids *name* cites, shared tuples (``*BLAMES``) resolved as collection sees them."""
-    from dsh_conformance.spec.traceability import _module_tests
-
-    from dsh_conformance.spec.traceability import cited_tests
+    from dsh_conformance.spec.traceability import _module_tests, cited_tests
 
     source = (CONFORMANCE / module).read_text(encoding="utf-8")
     test = f"conformance/{module}::{name}"
