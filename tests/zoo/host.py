@@ -20,6 +20,7 @@ class IdLabels(Broken):
     name = "candidates labelled by id"
     invariant = "Labels every candidate with its session id, ignoring the latest title."
     kills = frozenset({"HOST-002"})
+    collateral_ok = frozenset({"HOST-012", "HOST-013"})
 
     def patches(self) -> tuple[Patch, ...]:
         return ((candidates, "latest_title", lambda events: None),)
@@ -39,7 +40,7 @@ class FirstTitle(Broken):
 class TitleSearch(Broken):
     name = "discovery searches titles"
     invariant = "Also matches the query against titles (v1 discovery filters only id and cwd)."
-    kills = frozenset({"HOST-003"})
+    kills = frozenset({"HOST-011"})
 
     def patches(self) -> tuple[Patch, ...]:
         def list_candidates(
@@ -100,7 +101,7 @@ class EscapedUri(Broken):
 class SelfListed(Broken):
     name = "the target lists itself"
     invariant = "Offers the target session as a candidate for its own mention."
-    kills = frozenset({"HOST-009"})
+    kills = frozenset({"HOST-002", "HOST-011"})
 
     def patches(self) -> tuple[Patch, ...]:
         def list_candidates(target_id: str, *args: Any, **kw: Any) -> list[Candidate]:

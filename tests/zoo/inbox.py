@@ -25,6 +25,7 @@ class QueuedWithoutContexts(Broken):
     name = "agent/queued without contexts"
     invariant = "Reports a queued message on agent/queued without its attached contexts."
     kills = frozenset({"INBOX-004"})
+    collateral_ok = frozenset({"INBOX-003", "INBOX-032"})
 
     def patches(self) -> tuple[Patch, ...]:
         def announce(agent: Agent, record: Any, *, steering: bool) -> None:
@@ -39,6 +40,7 @@ class SteerWhileIdleIsSteering(Broken):
     name = "steer() on an idle agent stays steering"
     invariant = "Keeps steer() as steering even when the agent is not running, instead of a send()."
     kills = frozenset({"INBOX-005"})
+    collateral_ok = frozenset({"INBOX-032"})
 
     def patches(self) -> tuple[Patch, ...]:
         def steer(
@@ -70,7 +72,7 @@ class InjectDropsMeta(Broken):
 class InjectTakesContexts(Broken):
     name = "inject() accepts contexts"
     invariant = "Accepts (and ignores) contexts passed to inject() instead of rejecting them."
-    kills = frozenset({"INBOX-008"})
+    kills = frozenset({"INBOX-006"})
 
     def op_agent_inject(self, args: Mapping[str, Any]) -> Any:
         return self.reference.call(
@@ -84,6 +86,9 @@ class ContextsNotOffered(Broken):
         "Starts prompt-submit with no additional contexts, so a message's contexts are lost."
     )
     kills = frozenset({"INBOX-010"})
+    collateral_ok = frozenset(
+        {"INBOX-003", "INBOX-012", "INBOX-020"}
+    )  # the same defect breaks these too
 
     def patches(self) -> tuple[Patch, ...]:
         def waterfall(listeners: Any, default: Any, invoked: Any) -> Any:
@@ -129,8 +134,7 @@ class RewriteIgnored(Broken):
 class CancelKeepsSteering(Broken):
     name = "cancel keeps steering"
     invariant = "Drops queued messages on cancel but keeps pending steering (and its contexts)."
-    kills = frozenset({"INBOX-021"})
-    collateral_ok = frozenset({"INBOX-022"})
+    kills = frozenset({"INBOX-022"})
 
     def patches(self) -> tuple[Patch, ...]:
         cancel = Agent.cancel

@@ -23,7 +23,7 @@ class UnescapedLabels(Broken):
     name = "unescaped labels"
     invariant = "Formats a mention without escaping '\\' and ']' in its label."
     kills = frozenset({"MENTION-002"})
-    collateral_ok = frozenset({"MENTION-001", "MENTION-007"})
+    collateral_ok = frozenset({"MENTION-006", "MENTION-007"})
 
     def patches(self) -> tuple[Patch, ...]:
         return ((mentions, "escape_label", lambda label: label),)
@@ -33,7 +33,9 @@ class LabelsNotUnescaped(Broken):
     name = "labels kept escaped"
     invariant = "Parses a mention's label without removing its escaping backslashes."
     kills = frozenset({"MENTION-002"})
-    collateral_ok = frozenset({"MENTION-007"})
+    collateral_ok = frozenset(
+        {"MENTION-006", "MENTION-007", "MENTION-009"}
+    )  # the same defect breaks these too
 
     def patches(self) -> tuple[Patch, ...]:
         return ((mentions, "unescape_label", lambda raw: raw),)
@@ -46,6 +48,7 @@ class MalformedMarkdownIsText(Broken):
         "`@[x](dsh-session:%%%)` stays ordinary text instead of being rejected."
     )
     kills = frozenset({"MENTION-003"})
+    collateral_ok = frozenset({"MENTION-009"})
 
     def patches(self) -> tuple[Patch, ...]:
         shaped = _pattern(r"dsh-session:[A-Za-z0-9_-]+", r"dsh-session:[A-Za-z0-9_-]+")
@@ -55,7 +58,7 @@ class MalformedMarkdownIsText(Broken):
 class GreedyBareUri(Broken):
     name = "bare URI swallows trailing punctuation"
     invariant = "A bare URI's payload runs over '.', so `dsh-session:<id>.` ends a sentence badly."
-    kills = frozenset({"MENTION-005"})
+    kills = frozenset({"MENTION-008", "MENTION-009", "MENTION-010"})
     collateral_ok = frozenset({"MENTION-004"})
 
     def patches(self) -> tuple[Patch, ...]:
@@ -83,6 +86,9 @@ class RawMentionText(Broken):
     name = "mentions left raw in the text"
     invariant = "Returns the text with the raw Markdown mentions instead of readable `@label`."
     kills = frozenset({"MENTION-007"})
+    collateral_ok = frozenset(
+        {"MENTION-005", "MENTION-006", "MENTION-009", "MENTION-010"}
+    )  # the same defect breaks these too
 
     def op_mention_parse(self, args: Mapping[str, Any]) -> Any:
         parsed = self.reference.call("mention.parse", args)

@@ -58,7 +58,9 @@ class StatsNotInMeta(Broken):
     name = "no retention metadata"
     invariant = "Writes per-source metadata without the retention statistics."
     kills = frozenset({"ENV-005"})
-    collateral_ok = frozenset({"ENV-008"})
+    collateral_ok = frozenset(
+        {"ENV-008", "ENV-011", "ENV-012", "ENV-052", "PREP-011"}
+    )  # the same defect breaks these too
 
     def patches(self) -> tuple[Patch, ...]:
         def reference_meta(source: Any, input_index: int) -> dict[str, Any]:
@@ -72,7 +74,23 @@ class NoPlacementDeclared(Broken):
     name = "placement not declared"
     invariant = "Returns the snapshot context without declaring prompt-prefix placement."
     kills = frozenset({"ENV-004"})
-    collateral_ok = frozenset({"ENV-010"})
+    collateral_ok = frozenset(
+        {
+            "ENV-001",
+            "ENV-003",
+            "ENV-005",
+            "ENV-007",
+            "ENV-008",
+            "ENV-010",
+            "ENV-011",
+            "ENV-065",
+            "ENV-072",
+            "ENV-073",
+            "PREP-011",
+            "PROJ-003",
+            "RET-001",
+        }
+    )  # the same defect breaks these too
 
     def op_prepare(self, args: Mapping[str, Any]) -> Any:
         out = self.reference.call("prepare", args)
@@ -84,6 +102,9 @@ class DataRegionInDisplay(Broken):
     name = "data region in displayContent"
     invariant = "Sets the envelope's displayContent to the whole baked content, snapshot included."
     kills = frozenset({"ENV-051"})
+    collateral_ok = frozenset(
+        {"ENV-052", "ENV-060", "ENV-062", "ENV-065", "ENV-072"}
+    )  # the same defect breaks these too
 
     def patches(self) -> tuple[Patch, ...]:
         def place(
@@ -105,6 +126,7 @@ class DelimiterPerPrefix(Broken):
         "Writes the `## My request:` delimiter after every prefix context, not once after all."
     )
     kills = frozenset({"ENV-053"})
+    collateral_ok = frozenset({"ENV-060"})
 
     def patches(self) -> tuple[Patch, ...]:
         def place(
@@ -130,7 +152,10 @@ class SnapshotAsSeparateMessage(Broken):
         "Writes a prompt-prefix context as its own after "
         "context/message the prompt instead of baking it."
     )
-    kills = frozenset({"ENV-050", "ENV-059"})
+    kills = frozenset({"ENV-072", "ENV-073"})
+    collateral_ok = frozenset(
+        {"ENV-052", "ENV-053", "ENV-060", "ENV-062", "ENV-065"}
+    )  # the same defect breaks these too
     collateral_ok = frozenset(
         {"ENV-051", "ENV-052", "ENV-053", "ENV-055", "ENV-057", "ENV-060", "ENV-062", "ENV-065"}
     )
@@ -151,6 +176,7 @@ class SourceNotKept(Broken):
         "Writes a baked prompt event with a plain user source instead of the record's source."
     )
     kills = frozenset({"ENV-064"})
+    collateral_ok = frozenset({"ENV-062"})
 
     def patches(self) -> tuple[Patch, ...]:
         def place(

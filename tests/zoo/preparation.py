@@ -51,7 +51,9 @@ class NoDedupe(Broken):
     name = "no deduplication"
     invariant = "Prepares a repeated reference once per mention instead of once."
     kills = frozenset({"PREP-001"})
-    collateral_ok = frozenset({"PREP-003"})  # duplicates now count against the limit
+    collateral_ok = frozenset(
+        {"ENV-006", "ENV-008", "PREP-003", "PREP-022"}
+    )  # the same defect breaks these too
 
     def patches(self) -> tuple[Patch, ...]:
         return ((prepare, "normalize_references", _normalizer(dedupe=False)),)
@@ -61,6 +63,7 @@ class SelfReferenceAccepted(Broken):
     name = "self-reference accepted"
     invariant = "Reads the target session itself instead of rejecting its own id."
     kills = frozenset({"PREP-002"})
+    collateral_ok = frozenset({"PREP-007"})
 
     def patches(self) -> tuple[Patch, ...]:
         return ((prepare, "normalize_references", _normalizer(self_check=False)),)
@@ -79,8 +82,10 @@ class LimitBeforeDedupe(Broken):
     name = "limit counted before dedupe"
     invariant = "Applies the count limit to the raw references, so repeats of one session hit it."
     kills = frozenset({"PREP-003"})
+    collateral_ok = frozenset(
+        {"ENV-006", "ENV-008", "PREP-001", "PREP-011", "PREP-022"}
+    )  # the same defect breaks these too
     # Counting first also changes which error wins over self-reference and validation.
-    collateral_ok = frozenset({"PREP-001", "PREP-002", "PREP-011"})
 
     def patches(self) -> tuple[Patch, ...]:
         return ((prepare, "normalize_references", _normalizer(limit="before")),)
@@ -110,7 +115,7 @@ class PartialContext(Broken):
     name = "failed sources skipped"
     invariant = "Leaves out a source whose read failed and prepares the others."
     kills = frozenset({"PREP-005"})
-    collateral_ok = frozenset({"PREP-013"})
+    collateral_ok = frozenset({"PREP-007"})
 
     def op_prepare(self, args: Mapping[str, Any]) -> Any:
         try:
@@ -136,7 +141,7 @@ class LateCancellationIgnored(Broken):
         "Ignores a cancellation unless some read never settles (the race is lost to the reads)."
     )
     kills = frozenset({"PREP-007"})
-    collateral_ok = frozenset({"PREP-006"})
+    collateral_ok = frozenset({"PREP-004"})
 
     def op_prepare(self, args: Mapping[str, Any]) -> Any:
         faults = args.get("faults") or {}
@@ -152,7 +157,9 @@ class ReadsAfterLaterChanges(Broken):
         "Renders the source as it is after later appends, deletion or replacement, not as read."
     )
     kills = frozenset({"PREP-008"})
-    collateral_ok = frozenset({"PREP-005"})
+    collateral_ok = frozenset(
+        {"PREP-005", "PREP-006", "PREP-007", "PREP-013"}
+    )  # the same defect breaks these too
 
     def patches(self) -> tuple[Patch, ...]:
         def read(store: prepare_ops.FaultStore, sid: str) -> ReadOutcome:

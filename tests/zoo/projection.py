@@ -30,6 +30,7 @@ class InjectedContextProjected(Broken):
     name = "injected context projected"
     invariant = "Projects `context/message` events (injected context) as user text."
     kills = frozenset({"PROJ-004"})
+    collateral_ok = frozenset({"PROJ-008"})
 
     def patches(self) -> tuple[Patch, ...]:
         def project_event(event: Event) -> projection.ProjectedItem | None:
@@ -45,6 +46,7 @@ class ReasoningProjected(Broken):
     name = "reasoning projected"
     invariant = "Projects every assistant block with a string `text`, reasoning included."
     kills = frozenset({"PROJ-004"})
+    collateral_ok = frozenset({"PROJ-010"})
 
     def patches(self) -> tuple[Patch, ...]:
         def project_event(event: Event) -> projection.ProjectedItem | None:
@@ -63,7 +65,9 @@ class BakedPromptRecursive(Broken):
         "(earlier snapshot included), its displayContent."
     )
     kills = frozenset({"PROJ-003"})
-    collateral_ok = frozenset({"PROJ-009"})
+    collateral_ok = frozenset(
+        {"PROJ-006", "PROJ-009", "PROJ-010"}
+    )  # the same defect breaks these too
 
     def patches(self) -> tuple[Patch, ...]:
         def display(event: Event, data: Mapping[str, Any]) -> Any:
@@ -76,6 +80,7 @@ class SteeringDropped(Broken):
     name = "steering not projected"
     invariant = "Drops user `steering/message` events from the projection."
     kills = frozenset({"PROJ-001"})
+    collateral_ok = frozenset({"PROJ-009"})
 
     def patches(self) -> tuple[Patch, ...]:
         def project_event(event: Event) -> projection.ProjectedItem | None:
@@ -102,6 +107,18 @@ class TextJoinedWithoutLf(Broken):
     name = "text blocks concatenated"
     invariant = "Joins a message's text blocks with no separator instead of LF."
     kills = frozenset({"PROJ-006"})
+    collateral_ok = frozenset(
+        {
+            "PROJ-001",
+            "PROJ-002",
+            "PROJ-003",
+            "PROJ-004",
+            "PROJ-005",
+            "PROJ-007",
+            "PROJ-008",
+            "PROJ-009",
+        }
+    )  # the same defect breaks these too
 
     def patches(self) -> tuple[Patch, ...]:
         def text(event: Event, blocks: Any) -> str:
@@ -119,7 +136,7 @@ class ShadowedHistory(Broken):
         "surface, so shadowed pre-compaction messages come back."
     )
     kills = frozenset({"PROJ-005"})
-    collateral_ok = frozenset({"PROJ-007"})
+    collateral_ok = frozenset({"PROJ-004"})
 
     def patches(self) -> tuple[Patch, ...]:
         def read_log(log: SessionLog) -> SessionSnapshot:

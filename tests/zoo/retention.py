@@ -31,10 +31,6 @@ class DefaultCap8K(Broken):
     name = "8 KiB default cap"
     invariant = "Defaults the per-source cap to 8,192 bytes instead of 65,536."
     kills = frozenset({"RET-001"})
-    gap = (
-        "no test retains or prepares a source between 8 KiB "
-        "and 64 KiB with the default cap (issue 11, item 1)"
-    )
 
     def patches(self) -> tuple[Patch, ...]:
         fields = tuple(
@@ -48,6 +44,7 @@ class CapOffByOne(Broken):
     name = "cap off by one"
     invariant = "Accepts a serialized source of cap + 1 bytes (compares with `>` against cap + 1)."
     kills = frozenset({"RET-001"})
+    collateral_ok = frozenset({"RET-006"})
 
     def patches(self) -> tuple[Patch, ...]:
         size = retention._size
@@ -72,10 +69,6 @@ class HeadOnlySlices(Broken):
     invariant = "Keeps only the head of an oversized text (no tail), with an exact notice."
     kills = frozenset({"RET-003"})
     collateral_ok = frozenset({"RET-009"})
-    gap = (
-        "RET-003's property does not check that slices keep a it "
-        "tail; only byte vectors (RET-009) see (issue 11, item 3)"
-    )
 
     def patches(self) -> tuple[Patch, ...]:
         return ((headtail, "head_tail_cut", lambda data, head, tail: _cut(data, head + tail, 0)),)
@@ -103,7 +96,7 @@ class SilentTruncation(Broken):
     name = "no omission notice"
     invariant = "Slices an oversized text without appending the omission notice."
     kills = frozenset({"RET-006"})
-    collateral_ok = frozenset({"RET-003", "RET-009"})
+    collateral_ok = frozenset({"RET-002", "RET-003", "RET-009", "RET-011", "RET-013"})
 
     def patches(self) -> tuple[Patch, ...]:
         return ((headtail, "notice", lambda omitted: ""),)
@@ -113,7 +106,7 @@ class NeverTruncates(Broken):
     name = "never slices"
     invariant = "Drops old messages but never slices a text: fails when the remainder does not fit."
     kills = frozenset({"RET-003"})
-    collateral_ok = frozenset({"RET-011"})
+    collateral_ok = frozenset({"RET-001", "RET-011"})
 
     def patches(self) -> tuple[Patch, ...]:
         def truncate(text: str, max_bytes: int, data: bytes | None = None) -> Truncation:

@@ -26,7 +26,7 @@ class ForkIncludesOpenTurn(Broken):
     name = "fork copies an open turn"
     invariant = "Seeds the child with the parent's whole log, incomplete turn included."
     kills = frozenset({"SIDE-004"})
-    collateral_ok = frozenset({"SIDE-050"})
+    collateral_ok = frozenset({"SIDE-052"})
 
     def patches(self) -> tuple[Patch, ...]:
         def length(events: Sequence[Event]) -> int:
@@ -40,8 +40,10 @@ class FramingInSystemPrompt(Broken):
     invariant = (
         "Puts the advisor framing into the child's system prompt instead of one context/message."
     )
-    kills = frozenset({"SIDE-007", "SIDE-008"})
-    collateral_ok = frozenset({"SIDE-017", "SIDE-024", "SIDE-053", "SIDE-054", "SIDE-064"})
+    kills = frozenset({"SIDE-008"})
+    collateral_ok = frozenset(
+        {"SIDE-024", "SIDE-028", "SIDE-066"}
+    )  # the same defect breaks these too
 
     def patches(self) -> tuple[Patch, ...]:
         def child(header: Any, seed: Any, options: Any, deny: Any) -> GatedAgent:
@@ -58,8 +60,8 @@ class FramingUserSourced(Broken):
     invariant = (
         "Injects the advisor framing with a user source instead of the sidechat plugin source."
     )
-    kills = frozenset({"SIDE-007"})
-    collateral_ok = frozenset({"SIDE-024", "SIDE-053"})
+    kills = frozenset({"SIDE-028"})
+    collateral_ok = frozenset({"SIDE-024"})
 
     def _framing(self, op: str, args: Mapping[str, Any]) -> Any:
         with self._extra(((side, "SIDECHAT_SOURCE", FrozenDict({"kind": "user"})),)):
@@ -76,7 +78,7 @@ class MergeNotCapped(Broken):
     name = "merge-back not capped"
     invariant = "Merges a model handback whole, however long, instead of truncating it to the cap."
     kills = frozenset({"SIDE-031"})
-    collateral_ok = frozenset({"SIDE-009", "SIDE-025", "SIDE-056"})
+    collateral_ok = frozenset({"SIDE-055"})
 
     def patches(self) -> tuple[Patch, ...]:
         def merged(handback: str, cap: int, *, explicit: bool) -> Any:
@@ -91,7 +93,9 @@ class MergeWrongSource(Broken):
         "Injects the handback into the parent with source plugin `side-session`, not `sidechat`."
     )
     kills = frozenset({"SIDE-025"})
-    collateral_ok = frozenset({"SIDE-009"})
+    collateral_ok = frozenset(
+        {"SIDE-010", "SIDE-031", "SIDE-055", "SIDE-056", "SIDE-060"}
+    )  # the same defect breaks these too
 
     def op_side_mergeBack(self, args: Mapping[str, Any]) -> Any:
         source = FrozenDict({"kind": "plugin", "plugin": "side-session"})
@@ -106,6 +110,7 @@ class ForkTouchesParent(Broken):
         "injected note), the source not left untouched."
     )
     kills = frozenset({"SIDE-020"})
+    collateral_ok = frozenset({"SIDE-025", "SIDE-066"})
 
     def op_side_fork(self, args: Mapping[str, Any]) -> Any:
         out = self.reference.call("side.fork", args)

@@ -25,7 +25,8 @@ def _sid(uri: object) -> str | None:
 class PaddedUris(Broken):
     name = "padded URIs"
     invariant = "Encodes with base64 '=' padding (and decodes only that form)."
-    kills = frozenset({"URI-001", "URI-004"})
+    kills = frozenset({"URI-004"})
+    collateral_ok = frozenset({"URI-003"})
 
     def op_uri_encode(self, args: Mapping[str, Any]) -> Any:
         uri = self.reference.call("uri.encode", args)
@@ -41,7 +42,8 @@ class PaddedUris(Broken):
 class StandardAlphabet(Broken):
     name = "standard base64 alphabet"
     invariant = "Encodes with the standard '+/' base64 alphabet instead of base64url."
-    kills = frozenset({"URI-001", "URI-004"})
+    kills = frozenset({"URI-001"})
+    collateral_ok = frozenset({"JS-001", "URI-002"})
 
     def op_uri_encode(self, args: Mapping[str, Any]) -> Any:
         uri = self.reference.call("uri.encode", args)
@@ -59,8 +61,8 @@ class UnquotedId(Broken):
     name = "no JSON string step"
     invariant = "Base64url-encodes the id's UTF-8 bytes directly, skipping JSON.stringify."
     kills = frozenset({"URI-001"})
+    collateral_ok = frozenset({"JS-001", "URI-002", "URI-003"})
     # Without the JSON step a lone surrogate has no UTF-8 form: those ids cannot round-trip.
-    collateral_ok = frozenset({"URI-002"})
 
     def op_uri_encode(self, args: Mapping[str, Any]) -> Any:
         sid = args.get("sessionId")
@@ -108,6 +110,7 @@ class LossySurrogates(Broken):
         "Replaces lone surrogates with U+FFFD before encoding, so such ids do not round-trip."
     )
     kills = frozenset({"URI-002"})
+    collateral_ok = frozenset({"JS-001", "URI-001"})
 
     def op_uri_encode(self, args: Mapping[str, Any]) -> Any:
         sid = args.get("sessionId")
