@@ -72,7 +72,17 @@ def test_release_placement_fails_exactly_the_placement_requirements(tmp_path: Pa
     assert len(outcomes) > 100, "the conformance files did not run"
     failed = {r for o in outcomes if o["outcome"] == "failed" for r in o["reqs"]}  # type: ignore[attr-defined]
     passed_only = {r for o in outcomes for r in o["reqs"]} - failed  # type: ignore[attr-defined]
-    assert failed == PLACEMENT_FAILURES
+    # identity with the reference model (REF-*) fails too, by construction; the host view
+    # shows no compact source list without an envelope (ENV-072) and its title reads the
+    # prompt only (ENV-073)
+    assert {r for r in failed if not str(r).startswith("REF-")} == PLACEMENT_FAILURES | {
+        "ENV-072",
+        "ENV-073",
+    }
     assert not any(str(r).startswith("INBOX-") for r in failed)
     assert {"ENV-054", "ENV-056", "ENV-058", "ENV-061", "ENV-064"} <= passed_only
-    assert not [o for o in outcomes if o["outcome"] == "skipped"]
+    # the fixture answers the handshake as the reference model it wraps, so comparisons with
+    # the reference (tests marked differential) are skipped as self-comparisons (D-162)
+    skipped = [o["nodeid"] for o in outcomes if o["outcome"] == "skipped"]
+    differential = ("test_inbox_stateful.py", "test_inbox_regressions.py")
+    assert all(any(f in str(n) for f in differential) for n in skipped), skipped
