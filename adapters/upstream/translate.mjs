@@ -161,6 +161,5 @@ export function toSeedLog(events) {
     if (mapped.surface) seed.surfaceOp = 'append'
     out.push(seed)
   }
-  if (process.env.DSH_SCENARIO_RAW === "1") return JSON.parse(JSON.stringify(events))
   return JSON.parse(JSON.stringify(out))
 }
