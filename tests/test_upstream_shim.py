@@ -258,11 +258,13 @@ def test_scenario_runs_on_the_real_loop(adapter: SubprocessAdapter) -> None:
     assert result["status"] == "idle"
     first, second = result["requests"]
     assert [m["content"] for m in first["messages"]] == [_text("hello")]
-    assert first["sessionId"] == "scn" and first["provider"] == "mock"
+    assert first["sessionId"] == "scn"
+    assert first["provider"] == "mock"
     assert _text("also") in [m["content"] for m in second["messages"]]
     types = [e["type"] for e in result["log"]["events"]]
     assert [e["seq"] for e in result["log"]["events"]] == list(range(len(types)))
-    assert types[0] == "turn/start" and types[-1] == "turn/end"
+    assert types[0] == "turn/start"
+    assert types[-1] == "turn/end"
     assert not [t for t in types if t.startswith("agent/")]
     users = [e["data"] for e in result["log"]["events"] if e["type"] == "user/message"]
     assert users == [
@@ -271,9 +273,11 @@ def test_scenario_runs_on_the_real_loop(adapter: SubprocessAdapter) -> None:
     ]
     steps = result["steps"]
     assert steps[0] == {"fired": True, "status": "idle", "logLength": 0}
-    assert steps[1]["status"] == "running" and "error" not in steps[1]
+    assert steps[1]["status"] == "running"
+    assert "error" not in steps[1]
     assert steps[2]["error"]["code"] == "DSH_UNSUPPORTED_OPTION"
-    assert steps[3]["fired"] and steps[3]["status"] == "idle"
+    assert steps[3]["fired"]
+    assert steps[3]["status"] == "idle"
 
 
 def test_scenario_rejects_prompt_submit_listeners(adapter: SubprocessAdapter) -> None:
