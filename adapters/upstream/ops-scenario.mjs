@@ -17,7 +17,7 @@ const { default: SessionStore } = await import('@deepseek-ai/dsh-session')
 const { default: SessionQueryEngine } = await import('@deepseek-ai/dsh-session-query')
 const { default: AgentRegistry } = await import('@deepseek-ai/dsh-agent')
 const { default: AgentLoop } = await import('@deepseek-ai/dsh-agent-loop')
-const { default: LlmRuntime, LlmAdapter, createUserMessage } = await import('@deepseek-ai/dsh-llm')
+const { default: LlmRuntime, LlmAdapter, LlmError, createUserMessage } = await import('@deepseek-ai/dsh-llm')
 const { default: SystemPrompt } = await import('@deepseek-ai/dsh-system-prompt')
 const { default: ToolRuntime, defineContentToolFixture } = await import('@deepseek-ai/dsh-tools')
 
@@ -154,9 +154,7 @@ class ScenarioModel extends LlmAdapter {
     await this.onRequest(n, options)
     const reply = this.replies[n - 1]
     if (reply === undefined) {
-      const error = new Error(`model request ${n} has no scripted reply`)
-      error.code = 'DSH_AGENT_SCRIPT_EXHAUSTED'
-      throw error
+      throw new LlmError(`model request ${n} has no scripted reply`, 'DSH_AGENT_SCRIPT_EXHAUSTED')
     }
     if (reply.hang === true) {
       await new Promise(resolve => {
@@ -166,9 +164,9 @@ class ScenarioModel extends LlmAdapter {
       throw signal?.reason ?? new Error('aborted')
     }
     if (reply.error !== undefined) {
-      const error = new Error(reply.error)
-      if (reply.code !== undefined) error.code = reply.code
-      throw error
+      // A provider failure is the release's LlmError (its code reaches turn/end); without a
+      // code it is a plain adapter failure, which the release records as code UNKNOWN.
+      throw reply.code === undefined ? new Error(reply.error) : new LlmError(reply.error, String(reply.code))
     }
     let index = 0
     if (typeof reply.text === 'string') {
