@@ -25,6 +25,7 @@ CAPABILITIES = {
     "candidates",
     "mention",
     "prepare",
+    "scenario",
     "projection",
     "retention",
     "serialization",
@@ -238,3 +239,55 @@ def test_a_log_the_release_rejects_is_an_unreadable_source(adapter: SubprocessAd
     )
     assert code == "SESSION_REFERENCE_READ_FAILED"
     assert impl.error_code("session.surface", session=bad) == "DSH_INVALID_EVENT"
+
+
+def test_scenario_runs_on_the_real_loop(adapter: SubprocessAdapter) -> None:
+    """A send, a steer while request 1 is held, then an injection once idle: the release's
+    loop drains the steer into the same turn, and the log reads in the seed vocabulary."""
+    script = {
+        "agent": {"id": "scn"},
+        "replies": [{"text": "r1"}, {"text": "r2"}],
+        "steps": [
+            {"do": "send", "text": "hello"},
+            {"on": {"request": 1}, "do": "steer", "text": "also"},
+            {"on": {"request": 1}, "do": "send", "text": "ctx", "contexts": []},
+            {"on": {"idle": 1}, "do": "inject", "text": "later"},
+        ],
+    }
+    result = adapter.call("scenario.run", script)
+    assert result["status"] == "idle"
+    first, second = result["requests"]
+    assert [m["content"] for m in first["messages"]] == [_text("hello")]
+    assert first["sessionId"] == "scn"
+    assert first["provider"] == "mock"
+    assert _text("also") in [m["content"] for m in second["messages"]]
+    types = [e["type"] for e in result["log"]["events"]]
+    assert [e["seq"] for e in result["log"]["events"]] == list(range(len(types)))
+    assert types[0] == "turn/start"
+    assert types[-1] == "turn/end"
+    assert not [t for t in types if t.startswith("agent/")]
+    users = [e["data"] for e in result["log"]["events"] if e["type"] == "user/message"]
+    assert users == [
+        {"content": _text("hello"), "source": {"kind": "user"}},
+        {"content": _text("also"), "source": {"kind": "user"}},
+    ]
+    steps = result["steps"]
+    assert steps[0] == {"fired": True, "status": "idle", "logLength": 0}
+    assert steps[1]["status"] == "running"
+    assert "error" not in steps[1]
+    assert steps[2]["error"]["code"] == "DSH_UNSUPPORTED_OPTION"
+    assert steps[3]["fired"]
+    assert steps[3]["status"] == "idle"
+
+
+def test_scenario_rejects_prompt_submit_listeners(adapter: SubprocessAdapter) -> None:
+    """The release has no agent/prompt-submit: such a script is refused before it runs."""
+    script = {
+        "agent": {"id": "scn"},
+        "listeners": [{"kind": "block", "reason": "no"}],
+        "steps": [{"do": "send", "text": "hello"}],
+    }
+    with pytest.raises(ImplementationError) as caught:
+        adapter.call("scenario.run", script)
+    assert caught.value.code == "DSH_UNSUPPORTED_OPTION"
+    assert str(caught.value).find("/listeners/0") >= 0

@@ -34,6 +34,7 @@ const { PROTOCOL, OPS, capabilities, implementation, info, errorReply, resetStat
 await import('./ops-uri.mjs')
 await import('./ops-prepare.mjs')
 await import('./ops-agent.mjs')
+await import('./ops-scenario.mjs')
 
 function write(message) {
   let text

@@ -112,3 +112,54 @@ export function appendTranslated(session, sessionId, events, { renumber = false 
     })
   }
 }
+
+// ---- the other way: a release log read in the seed vocabulary (decision D-158) ----------
+//
+//   user/message UserMessage, source kind 'user'   -> user/message {content, source}
+//   user/message UserMessage, any other source      -> context/message {content, source}
+//   assistant/message {turn, step, message}         -> assistant/message {turn, step, content, provenance}
+//   tool/result {turn, step, message}               -> tool/result {turn, step, callId, content, isError}
+//   turn/start, turn/end, step/start, step/end, request/header, tool/call, assistant/chunk
+//                                                   -> unchanged (one to one)
+//   agent/inbox/*, request/context, anything else   -> dropped (no seed counterpart)
+// Message ids and surface markers other than 'append' are lost; seqs are renumbered from 0.
+
+const KEPT = new Set(['turn/start', 'turn/end', 'step/start', 'step/end', 'request/header', 'tool/call', 'assistant/chunk'])
+
+function seedData(event) {
+  const data = event.data
+  switch (event.type) {
+    case 'user/message': {
+      const type = data?.source?.kind === 'user' ? 'user/message' : 'context/message'
+      return { type, data: { content: data.content, source: data.source }, surface: true }
+    }
+    case 'assistant/message': {
+      const out = { turn: data.turn, step: data.step, content: data.message?.content ?? [] }
+      const source = data.message?.source
+      out.provenance = { provider: source?.provider, model: source?.model }
+      if (data.usage !== undefined) out.usage = data.usage
+      return { type: 'assistant/message', data: out, surface: true }
+    }
+    case 'tool/result': {
+      const block = (data.message?.content ?? []).find(b => b?.type === 'tool-result') ?? {}
+      const out = { turn: data.turn, step: data.step, callId: block.toolCallId, content: block.content ?? [], isError: block.isError === true }
+      if (data.error !== undefined) out.error = data.error
+      return { type: 'tool/result', data: out, surface: true }
+    }
+    default:
+      return KEPT.has(event.type) ? { type: event.type, data, surface: false } : undefined
+  }
+}
+
+/** The events of a release session log, in the seed vocabulary (decision D-158). */
+export function toSeedLog(events) {
+  const out = []
+  for (const event of events) {
+    const mapped = seedData(event)
+    if (mapped === undefined) continue
+    const seed = { type: mapped.type, seq: out.length, time: Number.isSafeInteger(event.time) ? event.time : 0, data: mapped.data }
+    if (mapped.surface) seed.surfaceOp = 'append'
+    out.push(seed)
+  }
+  return JSON.parse(JSON.stringify(out))
+}
