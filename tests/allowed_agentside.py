@@ -14,8 +14,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from dsh_conformance.adapters.contract import Handshake
-from dsh_conformance.adapters.reference import ReferenceAdapter
+from fauxmplementations import _Broken
+
 from dsh_conformance.model.side_framing import FRAMING_TEXT
 from dsh_conformance.model.side_merge import HANDBACK_HEADING
 
@@ -69,21 +69,11 @@ def _map_strings(value: Any, fn: Callable[[str], str]) -> Any:
     return value
 
 
-class _Reworded:
+class _Reworded(_Broken):
     """The reference model seen through a pair of string translations."""
 
     name = "reworded"
-
-    def __init__(self) -> None:
-        self.reference = ReferenceAdapter()
-
-    def handshake(self) -> Handshake:
-        real = self.reference.handshake()
-        info = real.implementation
-        return Handshake(
-            implementation=type(info)(name=f"allowed: {self.name}", language="python"),
-            capabilities=real.capabilities,
-        )
+    kind = "allowed"
 
     def outward(self, text: str) -> str:
         return text
@@ -94,9 +84,6 @@ class _Reworded:
     def call(self, op: str, args: Mapping[str, Any]) -> Any:
         result = self.reference.call(op, _map_strings(dict(args), self.inward))
         return _map_strings(result, self.outward)
-
-    def close(self) -> None:
-        self.reference.close()
 
 
 class RewordedFraming(_Reworded):

@@ -14,7 +14,9 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
-from dsh_conformance.adapters.contract import Handshake, ImplementationError
+from fauxmplementations import _Broken
+
+from dsh_conformance.adapters.contract import ImplementationError
 from dsh_conformance.adapters.reference import ReferenceAdapter
 from dsh_conformance.conformance.preparation_oracles import encoded, notice_text, tag_safe_bytes
 
@@ -30,30 +32,11 @@ REWORDED = (
 )
 
 
-class Wrapped:
+class Wrapped(_Broken):
     """The reference model with some operations replaced (``op_<name>`` methods)."""
 
     name = "wrapped"
-
-    def __init__(self) -> None:
-        self.reference = ReferenceAdapter()
-
-    def handshake(self) -> Handshake:
-        real = self.reference.handshake()
-        info = real.implementation
-        return Handshake(
-            implementation=type(info)(name=f"kit: {self.name}", language="python"),
-            capabilities=real.capabilities,
-        )
-
-    def call(self, op: str, args: Mapping[str, Any]) -> Any:
-        override = getattr(self, "op_" + op.replace(".", "_"), None)
-        if override is not None:
-            return override(args)
-        return self.reference.call(op, args)
-
-    def close(self) -> None:
-        self.reference.close()
+    kind = "kit"
 
 
 # --- own retention arithmetic ------------------------------------------------------------

@@ -10,34 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from dsh_conformance.adapters.contract import Handshake
-from dsh_conformance.adapters.reference import ReferenceAdapter
-
-
-class _Broken:
-    """The reference model with one operation replaced."""
-
-    name = "broken"
-
-    def __init__(self) -> None:
-        self.reference = ReferenceAdapter()
-
-    def handshake(self) -> Handshake:
-        real = self.reference.handshake()
-        info = real.implementation
-        return Handshake(
-            implementation=type(info)(name=f"faux: {self.name}", language="python"),
-            capabilities=real.capabilities,
-        )
-
-    def call(self, op: str, args: Mapping[str, Any]) -> Any:
-        override = getattr(self, "op_" + op.replace(".", "_"), None)
-        if override is not None:
-            return override(args)
-        return self.reference.call(op, args)
-
-    def close(self) -> None:
-        self.reference.close()
+from fauxmplementations import _Broken
 
 
 class RawMentionPrompt(_Broken):

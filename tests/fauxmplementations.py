@@ -20,9 +20,14 @@ SCHEME = "dsh-session:"
 
 
 class _Broken:
-    """The reference model with one operation replaced."""
+    """The reference model with one operation replaced (``op_<name>`` methods).
+
+    The base of every kit in tests/ (broken and allowed-different implementations alike);
+    ``kind`` prefixes the handshake name so a report says which kit a run used.
+    """
 
     name = "broken"
+    kind = "faux"
 
     def __init__(self) -> None:
         self.reference = ReferenceAdapter()
@@ -31,7 +36,7 @@ class _Broken:
         real = self.reference.handshake()
         info = real.implementation
         return Handshake(
-            implementation=type(info)(name=f"faux: {self.name}", language="python"),
+            implementation=type(info)(name=f"{self.kind}: {self.name}", language="python"),
             capabilities=real.capabilities,
         )
 

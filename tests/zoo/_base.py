@@ -13,16 +13,16 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar
 from unittest import mock
 
-from dsh_conformance.adapters.contract import Handshake
-from dsh_conformance.adapters.reference import ReferenceAdapter
+from fauxmplementations import _Broken
 
 #: (object, attribute, replacement): applied while the member handles a call.
 Patch = tuple[object, str, object]
 
 
-class Broken:
+class Broken(_Broken):
     """The reference model with one invariant broken (see the module docstring)."""
 
+    kind = "zoo"
     #: Short name, shown in the kill matrix.
     name: ClassVar[str] = "broken"
     #: The one invariant this member breaks, in one sentence.
@@ -34,20 +34,9 @@ class Broken:
     #: Why the suite cannot kill this member yet (a known hole, reported to the lead).
     gap: ClassVar[str] = ""
 
-    def __init__(self) -> None:
-        self.reference = ReferenceAdapter()
-
     def patches(self) -> tuple[Patch, ...]:
         """Model attributes to replace while this member handles a call."""
         return ()
-
-    def handshake(self) -> Handshake:
-        real = self.reference.handshake()
-        info = real.implementation
-        return Handshake(
-            implementation=type(info)(name=f"zoo: {self.name}", language="python"),
-            capabilities=real.capabilities,
-        )
 
     @staticmethod
     @contextlib.contextmanager
@@ -69,6 +58,3 @@ class Broken:
             if override is not None:
                 return override(args)
             return self.reference.call(op, args)
-
-    def close(self) -> None:
-        self.reference.close()
