@@ -16,7 +16,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from types import FrameType
 from typing import Any
 
@@ -54,17 +54,6 @@ class InProcessDeadline:
         self._current = (op, time.monotonic())
         try:
             return self.adapter.call(op, args)
-        finally:
-            self._current = None
-
-    def call_many(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Any]:
-        many = getattr(self.adapter, "call_many", None)
-        if many is None:
-            raise AttributeError("call_many")
-        self._current = ("call_many", time.monotonic())
-        try:
-            result: list[Any] = many(calls)
-            return result
         finally:
             self._current = None
 

@@ -125,15 +125,22 @@ def is_subsequence(needle: Sequence[str], hay: Sequence[str]) -> bool:
 # --- the invariants ---------------------------------------------------------------------
 
 
+def _contents(
+    events: Sequence[Event],
+) -> Iterator[tuple[Event, list[Any], Mapping[str, Any] | None]]:
+    """(event, content blocks, envelope of a prompt event or None) for every event that
+    carries a content list."""
+    for event in events:
+        data = event["data"]
+        if isinstance(data, Mapping) and isinstance(data.get("content"), list):
+            envelope = data.get("envelope") if event["type"] in PROMPT_EVENTS else None
+            yield event, data["content"], envelope
+
+
 def one_delimiter_after_all_prefix_blocks(events: Sequence[Event]) -> None:
     """ENV-053: an enveloped prompt event holds exactly one delimiter, right after its
     prefix blocks (one per prefix context); no other event holds one."""
-    for event in events:
-        data = event["data"]
-        if not isinstance(data, Mapping) or not isinstance(data.get("content"), list):
-            continue
-        content = data["content"]
-        envelope = data.get("envelope") if event["type"] in PROMPT_EVENTS else None
+    for event, content, envelope in _contents(events):
         if envelope is None:
             continue
         assert content.count(DELIM) == 1, f"not exactly one delimiter: {event}"
@@ -144,12 +151,7 @@ def one_delimiter_after_all_prefix_blocks(events: Sequence[Event]) -> None:
 def envelope_shows_the_direct_prompt(events: Sequence[Event]) -> None:
     """ENV-051/054: the envelope's display is what follows the delimiter; a prompt without
     prefix contexts has no envelope and no delimiter; no other event holds a delimiter."""
-    for event in events:
-        data = event["data"]
-        if not isinstance(data, Mapping) or not isinstance(data.get("content"), list):
-            continue
-        content = data["content"]
-        envelope = data.get("envelope") if event["type"] in PROMPT_EVENTS else None
+    for event, content, envelope in _contents(events):
         if envelope is None:
             assert DELIM not in content, f"a delimiter without an envelope: {event}"
             continue
