@@ -238,3 +238,24 @@ def test_a_failure_names_requirement_input_expected_actual_and_replay(tmp_path: 
     assert "-k test_case" in test.longrepr
     report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
     assert "<br>" in report
+
+
+def test_diff_gates_like_summary(tmp_path: Path) -> None:
+    """diff regresses on exactly what the same gate fails in summary, newly."""
+    base = _record(tmp_path / "base.jsonl", _result("t1", "pass", (_should(),)))
+    should = _record(tmp_path / "should.jsonl", _result("t1", "fail", (_should(),)))
+    runner = CliRunner()
+    assert runner.invoke(main, ["diff", str(base), str(should)]).exit_code == 0
+    assert runner.invoke(main, ["summary", str(should)]).exit_code == 0
+    for gate in ("seed-should", "all"):
+        assert (
+            runner.invoke(main, ["diff", str(base), str(should), "--fail-on", gate]).exit_code == 1
+        )
+        assert runner.invoke(main, ["summary", str(should), "--fail-on", gate]).exit_code == 1
+    profile = _record(tmp_path / "profile.jsonl", _result("t1", "fail", (DECISION_MUST,)))
+    base2 = _record(tmp_path / "base2.jsonl", _result("t1", "pass", (DECISION_MUST,)))
+    assert runner.invoke(main, ["diff", str(base2), str(profile)]).exit_code == 0
+    assert (
+        runner.invoke(main, ["diff", str(base2), str(profile), "--fail-on", "profile"]).exit_code
+        == 1
+    )

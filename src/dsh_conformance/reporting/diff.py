@@ -31,8 +31,9 @@ class RunDiff:
     added: tuple[Change, ...]
     removed: tuple[Change, ...]
     requirements: tuple[tuple[str, str, str], ...]  # (id, old status, new status)
-    #: (verdict name, old label, new label, newly failing requirement ids)
-    verdicts: tuple[tuple[str, str, str, tuple[str, ...]], ...] = ()
+    #: (verdict name, old label, new label, newly failing ids, newly warning ids): failing
+    #: at a level that fails the verdict, warning below it (summary.Verdict)
+    verdicts: tuple[tuple[str, str, str, tuple[str, ...], tuple[str, ...]], ...] = ()
 
     @property
     def regressed(self) -> bool:
@@ -53,17 +54,30 @@ class RunDiff:
             "removed": changes(self.removed),
             "requirements": [{"id": i, "old": o, "new": n} for i, o, n in self.requirements],
             "verdicts": [
-                {"name": name, "old": o, "new": n, "newly_failing": list(ids)}
-                for name, o, n, ids in self.verdicts
+                {
+                    "name": name,
+                    "old": o,
+                    "new": n,
+                    "newly_failing": list(failing),
+                    "newly_warning": list(warning),
+                }
+                for name, o, n, failing, warning in self.verdicts
             ],
         }
 
     def regressed_on(self, gate: str) -> bool:
-        """Whether a verdict selected by *gate* (summary.GATES) gained a failing id."""
-        names = {"seed": {"seed"}, "seed-should": {"seed"}, "profile": {"seed", "profile"}}
-        wanted = names.get(gate, {"seed", "profile"})
-        broke = any(c.new in ("crash", "timeout") for c in self.new_failures)
-        return broke or any(ids for name, _, _, ids in self.verdicts if name in wanted)
+        """Whether NEW fails *gate* (summary.GATES) on an id OLD did not: the same verdicts
+        and levels as ``summary.gate_failed``; a new crash or timeout always regresses."""
+        if any(c.new in ("crash", "timeout") for c in self.new_failures):
+            return True
+        fresh = {name: (failing, warning) for name, _, _, failing, warning in self.verdicts}
+        seed_failing, seed_warning = fresh.get("seed", ((), ()))
+        profile_failing, _ = fresh.get("profile", ((), ()))
+        return bool(
+            seed_failing
+            or (gate in ("seed-should", "all") and seed_warning)
+            or (gate in ("profile", "all") and profile_failing)
+        )
 
 
 def diff(old: RunRecord, new: RunRecord) -> RunDiff:
@@ -96,8 +110,10 @@ def diff(old: RunRecord, new: RunRecord) -> RunDiff:
     )
     changed = []
     for was, now in zip(verdicts(old), verdicts(new), strict=True):
-        fresh = tuple(i for i in now.failing + now.warnings if i not in was.failing + was.warnings)
-        changed.append((now.name, was.label, now.label, fresh))
+        seen = set(was.failing + was.warnings)
+        failing = tuple(i for i in now.failing if i not in seen)
+        warning = tuple(i for i in now.warnings if i not in seen)
+        changed.append((now.name, was.label, now.label, failing, warning))
     return RunDiff(
         tuple(new_failures),
         tuple(fixed),
@@ -118,7 +134,8 @@ def render_markdown(result: RunDiff, old: RunRecord, new: RunRecord) -> str:
         f"{len(result.newly_skipped)} newly skipped, {len(result.added)} added, "
         f"{len(result.removed)} removed",
     ]
-    for name, was, now, fresh in result.verdicts:
+    for name, was, now, failing, warning in result.verdicts:
+        fresh = failing + warning
         title = "seed conformance" if name == "seed" else "profile"
         lines.append(
             f"- {title}: {was} → {now}" + (f" (newly failing: {', '.join(fresh)})" if fresh else "")
