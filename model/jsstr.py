@@ -15,14 +15,17 @@ base64url.
 from __future__ import annotations
 
 import binascii
+import codecs
 import json
 import math
 import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from json.encoder import encode_basestring as _encode_basestring
 from typing import Final, TypeAlias
 
 import orjson
+import pybase64
 
 from dsh_conformance.model.errors import DshError, ErrorCode
 
@@ -46,11 +49,17 @@ def canonical(s: str) -> str:
     """Return *s* with surrogate pairs combined and lone surrogates kept (requirement: D-1).
 
     Strings from Python literals such as ``"\\ud83d\\ude00"`` hold two code points that
-    JavaScript sees as one character; after this they compare equal to ``"😀"``.
+    JavaScript sees as one character; after this they compare equal to ``"😀"``.  One
+    strict encode proves the common case (no pair to combine) at C speed: its error
+    handler sees each surrogate and stops at the first high one followed by a low one.
     """
-    if not has_surrogate(s):
+    if s.isascii():
         return s
-    return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    try:
+        s.encode(_wide_codec(s), _PAIR_CHECK)
+    except _SurrogatePair:
+        return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+    return s
 
 
 def has_surrogate(s: str) -> bool:
@@ -62,12 +71,58 @@ def has_surrogate(s: str) -> bool:
     """
     if s.isascii():
         return False
-    codec = "utf-32-le" if sys.getsizeof(s) >= 4 * len(s) + 72 else "utf-16-le"
     try:
-        s.encode(codec)
+        s.encode(_wide_codec(s))
     except UnicodeEncodeError:
         return True
     return False
+
+
+def _wide_codec(s: str) -> str:
+    """The strict codec that copies *s* fastest: UTF-32 for strings CPython stores in 4
+    bytes per character, UTF-16 otherwise."""
+    return "utf-32-le" if sys.getsizeof(s) >= 4 * len(s) + 72 else "utf-16-le"
+
+
+class _SurrogatePair(Exception):
+    """Raised through ``str.encode`` by ``_PAIR_CHECK`` at the first high+low pair."""
+
+
+def _check_pairs(exc: UnicodeError) -> tuple[bytes, int]:
+    """Error handler: skip lone surrogates, stop at a pair (``canonical``'s one pass)."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    text, end = exc.object, exc.end
+    for i in range(exc.start, end):
+        if text[i] < "\udc00" and i + 1 < len(text) and "\udc00" <= text[i + 1] <= "\udfff":
+            raise _SurrogatePair
+    return b"", end
+
+
+def _escape_surrogates(exc: UnicodeError) -> tuple[bytes, int]:
+    """Error handler for UTF-8: a high+low pair as its astral character, a lone surrogate as
+    the ``JSON.stringify`` escape ``\\udxxx`` (the strict encoder hands over each run)."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    run = exc.object[exc.start : exc.end]
+    out = []
+    i = 0
+    while i < len(run):
+        unit = run[i]
+        if unit < "\udc00" and i + 1 < len(run) and run[i + 1] >= "\udc00":
+            astral = 0x10000 + ((ord(unit) - 0xD800) << 10) + (ord(run[i + 1]) - 0xDC00)
+            out.append(chr(astral).encode("utf-8"))
+            i += 2
+        else:
+            out.append(b"\\u%04x" % ord(unit))
+            i += 1
+    return b"".join(out), exc.end
+
+
+_PAIR_CHECK: Final = "dsh-conformance.pair-check"
+_ESCAPE_SURROGATES: Final = "dsh-conformance.escape-surrogates"
+codecs.register_error(_PAIR_CHECK, _check_pairs)
+codecs.register_error(_ESCAPE_SURROGATES, _escape_surrogates)
 
 
 def is_canonical(s: str) -> bool:
@@ -111,10 +166,17 @@ def utf8_decode(data: bytes) -> str:
     return data.decode("utf-8", "replace")
 
 
+#: Below this many bytes binascii's per-call cost beats pybase64's SIMD (which also needs
+#: a second pass to prove a payload canonical); above it the SIMD codec wins by 5x.
+_SHORT_BASE64: Final = 96
 _TO_URLSAFE: Final = bytes.maketrans(b"+/", b"-_")
 #: base64url -> standard alphabet; '+', '/' and '=' map to NUL, which strict decoding refuses.
 _FROM_URLSAFE: Final = bytes.maketrans(b"-_+/=", b"+/\x00\x00\x00")
-_B64_LAST_MASK: Final = {2: 0x0F, 3: 0x03}
+#: ``=`` padding that makes an unpadded payload decodable, by its length mod 4 (a
+#: remainder of 1 is an impossible length), and the mask of the unused bits of its last
+#: character that a canonical payload leaves zero.
+_B64_PADDING: Final = (b"", None, b"==", b"=")
+_B64_LAST_MASK: Final = (0, 0, 0x0F, 0x03)
 _B64_VALUE: Final = {
     c: i for i, c in enumerate(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
 }
@@ -122,30 +184,49 @@ _B64_VALUE: Final = {
 
 def base64url_encode(data: bytes) -> str:
     """Node ``Buffer.toString("base64url")``: URL-safe alphabet, no ``=`` padding."""
-    encoded = binascii.b2a_base64(data, newline=False).translate(_TO_URLSAFE)
-    return encoded.rstrip(b"=").decode("ascii")
+    if len(data) < _SHORT_BASE64:
+        return binascii.b2a_base64(data, newline=False).translate(_TO_URLSAFE, b"=").decode()
+    return pybase64.b64encode_as_string(data, b"-_").rstrip("=")
 
 
 def base64url_decode_strict(payload: str) -> bytes:
     """Strictly decode unpadded base64url; raise ``ValueError`` on anything non-canonical.
 
     Canonical means ``base64url_encode`` of the result gives *payload* back: only the
-    alphabet, no padding, no impossible length, and zero unused trailing bits.
+    alphabet, no padding, no impossible length, zero unused trailing bits.
     """
-    try:
-        data = payload.encode("ascii")
-    except UnicodeEncodeError as exc:
-        raise ValueError("not base64url") from exc
-    rest = len(data) % 4
-    if rest == 1:
+    if len(payload) * 3 // 4 < _SHORT_BASE64:
+        return _decode_short(payload)
+    return _decode_simd(payload)
+
+
+def _decode_short(payload: str) -> bytes:
+    """The strict decode by binascii: URL-safe letters mapped to the standard ones and
+    everything else to NUL, which strict mode refuses; the trailing bits checked apart."""
+    padding = _B64_PADDING[len(payload) % 4]
+    if padding is None:
         raise ValueError("impossible base64 length")
-    if rest and _B64_VALUE.get(data[-1], 0) & _B64_LAST_MASK[rest]:
+    data = payload.encode("ascii")  # UnicodeEncodeError is a ValueError
+    if padding and _B64_VALUE.get(data[-1], 0) & _B64_LAST_MASK[len(data) % 4]:
         raise ValueError("non-zero trailing bits")
-    standard = data.translate(_FROM_URLSAFE) + b"=" * (-len(data) % 4)
+    return binascii.a2b_base64(data.translate(_FROM_URLSAFE) + padding, strict_mode=True)
+
+
+def _decode_simd(payload: str) -> bytes:
+    """The strict decode by pybase64, proven canonical by encoding the result back (the
+    decoder accepts ``+``/``/`` beside ``-``/``_``, and warns about them: refused first)."""
+    padding = _B64_PADDING[len(payload) % 4]
+    if padding is None:
+        raise ValueError("impossible base64 length")
+    if "+" in payload or "/" in payload:
+        raise ValueError("not base64url: standard-alphabet character")
     try:
-        return binascii.a2b_base64(standard, strict_mode=True)
-    except binascii.Error as exc:
-        raise ValueError(str(exc)) from exc
+        data = pybase64.b64decode(payload.encode("ascii") + padding, b"-_", True)
+    except TypeError as exc:
+        raise ValueError(f"not base64url: {exc}") from exc
+    if pybase64.b64encode_as_string(data, b"-_").rstrip("=") != payload:
+        raise ValueError("not canonical base64url")
+    return data
 
 
 # --- JSON.stringify -------------------------------------------------------------------------
@@ -177,45 +258,84 @@ def quote_bytes(s: str) -> bytes:
     """UTF-8 bytes of ``quote(s)``.
 
     orjson spells every well-formed string exactly as ``JSON.stringify`` does (checked
-    over all of Unicode in tests/test_jsstr.py) and refuses surrogates, which sends
-    strings that hold any to the slower path that escapes lone ones.
+    over all of Unicode in tests/test_jsstr.py) and refuses surrogates.  A string that
+    holds any takes the standard library's C escaper, which spells everything else the
+    same way and leaves surrogates raw; the strict UTF-8 encoder then hands each run of
+    surrogates to ``_escape_surrogates`` (lone ones escaped, a non-canonical pair
+    written as its character).
     """
     try:
         return orjson.dumps(s)
     except TypeError:
-        # Split around the lone surrogates (a capturing split alternates text, surrogate)
-        # and let orjson spell the well-formed runs between them.
-        # A high surrogate, an empty run and a low one are a pair (a non-canonical *s*):
-        # that is one astral character, written raw.
-        parts = _LONE_SURROGATE_SPLIT.split(s)
-        out = [b'"']
-        paired = False
-        for i, part in enumerate(parts):
-            if not i % 2:
-                if part:
-                    out.append(orjson.dumps(part)[1:-1])
-            elif paired:
-                paired = False
-            elif (
-                part < "\udc00"
-                and i + 2 < len(parts)
-                and not parts[i + 1]
-                and parts[i + 2] >= "\udc00"
-            ):
-                out.append(
-                    (part + parts[i + 2])
-                    .encode("utf-16-le", "surrogatepass")
-                    .decode("utf-16-le")
-                    .encode()
-                )
-                paired = True
-            else:
-                out.append(b"\\u%04x" % ord(part))
-        out.append(b'"')
-        return b"".join(out)
+        return _encode_basestring(s).encode("utf-8", _ESCAPE_SURROGATES)
 
 
-_LONE_SURROGATE_SPLIT: Final = re.compile("([\ud800-\udfff])")
+def unquote_bytes(data: bytes) -> str:
+    """The string whose ``quote_bytes`` is *data*; ``ValueError`` when there is none.
+
+    The strict inverse of ``JSON.stringify`` on strings: *data* must be exactly the one
+    spelling ``quote_bytes`` gives (D-6 needs no more).  orjson reads and re-spells
+    everything but an escaped lone surrogate, which it refuses; *data* holding one of
+    those (always ``\\udxxx`` in the canonical spelling) is read piece by piece.
+    """
+    # orjson's refusal costs more than a search on a long literal (it works out the line
+    # and column of the escape), less than one on a short literal.
+    if len(data) > _SHORT_LITERAL:
+        at = data.find(b"\\ud")
+        if at >= 0:
+            return _unquote_around_surrogates(data, at)
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        at = data.find(b"\\ud")
+        if at < 0:
+            raise
+        return _unquote_around_surrogates(data, at)
+    if type(value) is not str or orjson.dumps(value) != data:
+        raise ValueError("not the JSON.stringify spelling of a string")
+    return value
+
+
+_SHORT_LITERAL: Final = 64
+
+
+def _unquote_around_surrogates(data: bytes, at: int) -> str:
+    """``unquote_bytes`` of a literal with ``\\ud`` at *at*: each escaped lone surrogate
+    splits the literal, and every piece between must itself be canonical."""
+    if len(data) < 2 or data[0] != 0x22 or data[-1] != 0x22:
+        raise ValueError("not a JSON string literal")
+    pieces: list[str] = []
+    start = 1
+    high = False  # the last piece was an escaped high surrogate
+    while at >= 0:
+        before = at
+        while data[before - 1] == 0x5C:  # data[0] is the quote, so this stops
+            before -= 1
+        if (at - before) % 2:  # the backslash is itself escaped: literal text
+            at = data.find(b"\\ud", at + 1)
+            continue
+        unit = int(data[at + 2 : at + 6], 16)
+        if not 0xD800 <= unit <= 0xDFFF or data[at : at + 6] != b"\\u%04x" % unit:
+            raise ValueError("not the JSON.stringify spelling of a string")
+        _append_piece(pieces, data[start:at])
+        if high and start == at and unit >= 0xDC00:
+            raise ValueError("an escaped surrogate pair is not canonical")
+        pieces.append(chr(unit))
+        high = unit < 0xDC00
+        start = at + 6
+        at = data.find(b"\\ud", start)
+    _append_piece(pieces, data[start:-1])
+    return "".join(pieces)
+
+
+def _append_piece(pieces: list[str], body: bytes) -> None:
+    """Read a literal's body between escaped surrogates, proving it canonical."""
+    if body:
+        literal = b'"' + body + b'"'
+        value = orjson.loads(literal)
+        if orjson.dumps(value) != literal:
+            raise ValueError("not the JSON.stringify spelling of a string")
+        pieces.append(value)
 
 
 def number_to_string(x: float | int) -> str:

@@ -149,3 +149,33 @@ def parse_mentions(text: str) -> tuple[str, list[tuple[str, str]]]:
         pos = match.end()
     out.append(text[pos:])
     return "".join(out), found
+
+
+def canonical(s: str) -> str:
+    """D-1: the string of *s*'s code points (pairs combined, lone surrogates kept)."""
+    return "".join(chr(c) for c in code_points(s))
+
+
+def base64url_decode_strict(payload: str) -> bytes:
+    """Decode *payload* one sextet at a time; ``ValueError`` unless re-encoding it gives
+    *payload* back (the definition of canonical, D-6)."""
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    bits = ""
+    for ch in payload:
+        if ch not in alphabet:
+            raise ValueError(f"not in the base64url alphabet: {ch!r}")
+        bits += f"{alphabet.index(ch):06b}"
+    if len(payload) % 4 == 1 or bits[len(bits) // 8 * 8 :].strip("0"):
+        raise ValueError("not canonical")
+    return bytes(int(bits[i : i + 8], 2) for i in range(0, len(bits) // 8 * 8, 8))
+
+
+def unquote_bytes(data: bytes) -> str:
+    """The string *s* with ``quote(s)`` spelled exactly *data*, found by parsing *data* as
+    any JSON text and spelling the result back; ``ValueError`` when there is none."""
+    import json
+
+    value = json.loads(data.decode("utf-8"))
+    if not isinstance(value, str) or quote(value).encode("utf-8") != data:
+        raise ValueError("not the JSON.stringify spelling of a string")
+    return canonical(value)

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from dsh_conformance.adapters import wire
@@ -115,3 +115,113 @@ def test_wire_decode_keeps_the_exact_parser_where_orjson_differs(text: bytes) ->
 @given(json_values())
 def test_stringify_bytes_is_the_utf8_of_stringify(value: object) -> None:
     assert jsstr.stringify_bytes(value, b"\n") == jsstr.stringify(value).encode("utf-8") + b"\n"
+
+
+@given(st.one_of(raw_strings, js_strings()))
+def test_canonical_matches_the_slow_form(s: str) -> None:
+    for text in (s, s + "😀", s + "界", s + "é", s * 40):  # every storage width, long runs
+        assert jsstr.canonical(text) == slow_forms.canonical(text)
+
+
+@given(st.lists(raw_strings, min_size=1, max_size=30).map("".join))
+def test_quote_bytes_matches_the_slow_form_on_long_strings(s: str) -> None:
+    """Long strings with many surrogates: the escaper's run handling, not one surrogate."""
+    assert jsstr.quote_bytes(s) == slow_forms.quote(s).encode("utf-8")
+
+
+#: base64url payloads near the canonical ones: the alphabet, its standard-alphabet twins,
+#: padding and a stray space, at short and SIMD lengths.
+_payload_chars = st.sampled_from(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/= é"
+)
+
+
+@given(
+    st.one_of(
+        st.text(_payload_chars, max_size=12),
+        st.builds(jsstr.base64url_encode, st.binary(max_size=300)),
+        st.builds(
+            lambda data, at, ch: (lambda p: p[:at] + ch + p[at + 1 :])(
+                jsstr.base64url_encode(data)
+            ),
+            st.binary(min_size=1, max_size=300),
+            st.integers(0, 400),
+            _payload_chars,
+        ),
+    )
+)
+@example("YR")  # non-zero trailing bits
+@example("YQ==")  # padding
+@example("Y+/-")  # the standard alphabet beside the URL-safe one
+@example("A" * 401)  # an impossible length, long
+@example(jsstr.base64url_encode(bytes(range(200))))
+def test_both_strict_base64url_decoders_match_the_slow_form(payload: str) -> None:
+    def outcome(decode: object) -> object:
+        try:
+            return decode(payload)  # type: ignore[operator]
+        except ValueError:
+            return ValueError
+
+    expected = outcome(slow_forms.base64url_decode_strict)
+    assert outcome(jsstr._decode_short) == expected
+    assert outcome(jsstr._decode_simd) == expected
+    assert outcome(jsstr.base64url_decode_strict) == expected
+
+
+#: JSON string literals near the canonical spellings: every escape JSON allows, in both
+#: cases and at both backslash parities, around lone and paired surrogate escapes.
+_literal_pieces = st.sampled_from(
+    [
+        "a",
+        "界",
+        "😀",
+        "\\\\",
+        '\\"',
+        "\\n",
+        "\\/",
+        "\\u0041",
+        "\\u001f",
+        "\\u001F",
+        "\\u000a",
+        "\\ud800",
+        "\\uD800",
+        "\\ud80A",
+        "\\udc00",
+        "\\udfff",
+        "\\ud83d\\ude00",
+        "\\ud000",
+        "\\\\ud800",
+        "\\ud8",
+        "\\u",
+        "\\",
+        "\x01",
+        '"',
+        " ",
+    ]
+)
+
+
+@given(st.lists(_literal_pieces, max_size=12).map(lambda parts: '"' + "".join(parts) + '"'))
+@example('"\\\\ud800"')  # an escaped backslash before "ud800": text, not an escape
+@example('"\\\\\\ud800"')  # and one more backslash: an escape again
+@example('"\\ud83d\\ude00"')  # an escaped pair: the canonical spelling is the character
+@example('"\\ud800\\udbff"')  # two high surrogates: canonical
+@example('"\\uD800"')  # upper-case hex
+@example('"\\ud80A"')  # upper-case hex after a lower-case "d"
+@example('"\\ud000"')  # not a surrogate: written raw
+def test_unquote_bytes_accepts_exactly_the_canonical_spellings(literal: str) -> None:
+    data = literal.encode("utf-8")
+    for text in (data, b'"' + b"x" * 80 + data[1:]):  # the short and the long path
+
+        def outcome(unquote: object, text: bytes = text) -> object:
+            try:
+                return unquote(text)  # type: ignore[operator]
+            except ValueError:
+                return ValueError
+
+        assert outcome(jsstr.unquote_bytes) == outcome(slow_forms.unquote_bytes)
+
+
+@given(st.one_of(js_strings(), raw_strings, st.lists(raw_strings, max_size=40).map("".join)))
+def test_unquote_bytes_inverts_quote_bytes(s: str) -> None:
+    assert jsstr.unquote_bytes(jsstr.quote_bytes(s)) == jsstr.canonical(s)

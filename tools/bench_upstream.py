@@ -140,12 +140,18 @@ def _model_call(op: str, args: dict[str, Any]) -> Any:
 
 
 def time_model(calls: Calls, n: int) -> float:
-    """Seconds for *n* runs of the call sequence in the reference adapter, in-process."""
-    call = _model_call
+    """Seconds for *n* runs of the call sequence through the reference adapter's op
+    handlers, in-process: the counterpart of the Node loop, which calls the upstream
+    adapter's handlers directly (neither side pays for its adapter's dispatch)."""
+    from dsh_conformance.adapters.reference import REGISTRY
+
+    _model_call("reset", {})  # loads the op modules
+    state = _ADAPTER.state
+    handlers = [(REGISTRY[op].handler, args) for op, args in calls]
     start = time.perf_counter()
     for _ in range(n):
-        for op, args in calls:
-            call(op, args)
+        for handler, args in handlers:
+            handler(state, args)
     return time.perf_counter() - start
 
 
