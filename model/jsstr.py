@@ -18,11 +18,13 @@ import binascii
 import codecs
 import json
 import math
+import os
 import re
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from json.encoder import encode_basestring as _encode_basestring
-from typing import Final, TypeAlias
+from types import ModuleType
+from typing import Any, Final, TypeAlias
 
 import orjson
 import pybase64
@@ -34,6 +36,22 @@ from dsh_conformance.model.errors import DshError, ErrorCode
 JsonValue: TypeAlias = "bool | int | float | str | list[JsonValue] | dict[str, JsonValue] | None"
 
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def _accelerator() -> ModuleType | None:
+    """The optional C twin of this module's hottest scans (model/_jsfast.c), unless it is
+    not built or ``DSH_CONFORMANCE_PURE`` asks for the pure-Python forms below."""
+    if os.environ.get("DSH_CONFORMANCE_PURE", "") not in ("", "0"):
+        return None
+    try:
+        from dsh_conformance.model import _jsfast
+    except ImportError:
+        return None
+    return _jsfast
+
+
+#: ``None`` when running on the pure-Python definitions (tests set it to compare both).
+_FAST: Any = _accelerator()
 
 #: JavaScript ``\s`` under the ``u`` flag (ECMAScript WhiteSpace + LineTerminator).  Python's
 #: ``\s`` differs: it adds U+001C..U+001F and U+0085 and lacks U+FEFF.
@@ -56,7 +74,11 @@ def canonical(s: str) -> str:
     if s.isascii():
         return s
     try:
-        s.encode(_wide_codec(s), _PAIR_CHECK)
+        if _FAST is not None:
+            if _FAST.surrogates(s) == 2:
+                raise _SurrogatePair
+        else:
+            s.encode(_wide_codec(s), _PAIR_CHECK)
     except _SurrogatePair:
         return s.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
     return s
@@ -71,6 +93,8 @@ def has_surrogate(s: str) -> bool:
     """
     if s.isascii():
         return False
+    if _FAST is not None:
+        return bool(_FAST.surrogates(s))
     try:
         s.encode(_wide_codec(s))
     except UnicodeEncodeError:
@@ -146,6 +170,20 @@ def from_code_units(units: Iterable[int]) -> str:
     return bytes(data).decode("utf-16-le", "surrogatepass")
 
 
+def find(text: str, needle: str, start: int = 0, end: int | None = None) -> int:
+    """``text.find(needle, start, end)`` for ``0 <= start``: the accelerator's vectorised
+    search when built (CPython's own is about 1 ns a character on prose, where the
+    needle's letters are common), else ``str.find`` itself."""
+    stop = len(text) if end is None else end
+    if _FAST is not None and len(needle) > 1 and stop - start > _LONG_SEARCH:
+        return int(_FAST.find(text, needle, start, max(start, stop)))
+    return text.find(needle, start, stop)
+
+
+#: Below this many characters to search, ``str.find``'s lower call cost wins.
+_LONG_SEARCH: Final = 256
+
+
 def js_length(s: str) -> int:
     """JavaScript ``s.length``: the number of UTF-16 code units."""
     return len(s) + sum(1 for ch in s if ord(ch) > 0xFFFF)
@@ -153,6 +191,8 @@ def js_length(s: str) -> int:
 
 def utf8_length(s: str) -> int:
     """Node ``Buffer.byteLength(s, "utf8")``: a lone surrogate counts 3 (as U+FFFD would)."""
+    if _FAST is not None:
+        return int(_FAST.utf8_length(s))
     return len(canonical(s).encode("utf-8", "surrogatepass"))
 
 
@@ -227,6 +267,21 @@ def _decode_simd(payload: str) -> bytes:
     if pybase64.b64encode_as_string(data, b"-_").rstrip("=") != payload:
         raise ValueError("not canonical base64url")
     return data
+
+
+def quote_base64url(s: str) -> str:
+    """``base64url_encode(quote_bytes(s))``: a ``dsh-session:`` URI's payload (D-5)."""
+    if _FAST is not None:
+        return str(_FAST.quote_base64url(s))
+    return base64url_encode(quote_bytes(s))
+
+
+def unquote_base64url(payload: str) -> str:
+    """The strict inverse of ``quote_base64url``: ``ValueError`` unless *payload* is
+    exactly its spelling of some string (D-6)."""
+    if _FAST is not None:
+        return str(_FAST.unquote_base64url(payload))
+    return unquote_bytes(base64url_decode_strict(payload))
 
 
 # --- JSON.stringify -------------------------------------------------------------------------

@@ -68,6 +68,31 @@ def format_mention(session_id: str, label: str | None = None) -> str:
     return "@[" + escape_label(shown) + "](" + uri.encode(sid) + ")"
 
 
+def _label_floor(text: str, pos: int, scheme: int) -> int:
+    """Where the search for an explicit mention's ``@[`` may start, given that no match
+    begins before *pos* and the next scheme is at *scheme*.
+
+    A label ends at its first unescaped ``]`` (a backslash escapes the character after it,
+    so a ``]`` is escaped exactly when an odd run of backslashes precedes it: the run
+    cannot begin inside an ``@[``).  An ``@[`` before an unescaped ``]`` that lies before
+    ``scheme - 2`` ends its label there, and the ``](dsh-session:`` it would then need is
+    not there (*scheme* is the first scheme after *pos*): it cannot match.  So the search
+    may skip to just after the last such ``]``; labels that fail for another reason (a
+    backslash before a line terminator) are tried and rejected by the pattern.
+    """
+    end = scheme - 2
+    while True:
+        close = text.rfind("]", pos, end)
+        if close < 0:
+            return pos
+        run = close
+        while run > pos and text[run - 1] == "\\":
+            run -= 1
+        if (close - run) % 2 == 0:
+            return close + 1
+        end = run
+
+
 def parse(text: str) -> ParsedText:
     """MENTION-003..MENTION-009: replace mentions by ``@label`` and list the references.
 
@@ -84,16 +109,17 @@ def parse(text: str) -> ParsedText:
     # A match can only start at "@[" or at the scheme, so try the pattern only there, in
     # order: the same leftmost scan as a global regex replace, without visiting every
     # character of a long text.  Every match contains the scheme, so an "@[" matters only
-    # before the next scheme: each stretch of text is searched for it once.
+    # before the next scheme, and only after the last "]" that would end its label there
+    # (``_label_floor``): the search for "@[" covers that short stretch, not the text.
     scheme = -1
     while True:
         if scheme < pos:
-            scheme = text.find("dsh-session:", pos)
+            scheme = jsstr.find(text, "dsh-session:", pos)
             if scheme < 0:
                 if not pos:
                     return ParsedText(text, ())  # no mention at all: no copy
                 break
-        bracket = text.find("@[", pos, scheme)
+        bracket = text.find("@[", _label_floor(text, pos, scheme), scheme)
         start = scheme if bracket < 0 else bracket
         match = _PATTERN.match(text, start)
         if match is None:

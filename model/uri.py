@@ -30,7 +30,7 @@ def encode(session_id: str) -> str:
     """URI-001: the canonical URI of *session_id* (any JS string, lone surrogates included)."""
     if type(session_id) is not str:
         _require_str(session_id, "session id")
-    return SCHEME + jsstr.base64url_encode(jsstr.quote_bytes(session_id))
+    return SCHEME + jsstr.quote_base64url(session_id)
 
 
 def _invalid(uri: object) -> DshError:
@@ -41,13 +41,12 @@ def _invalid(uri: object) -> DshError:
 def decode(uri: str) -> str:
     """URI-002/URI-003: the session id of a canonical URI; anything else is INVALID_REFERENCE.
 
-    Each layer has a strict inverse that accepts only its encoder's one spelling (D-6):
-    ``base64url_decode_strict`` for the payload, ``unquote_bytes`` for the JSON text.  A
-    canonical URI is ASCII, so one that is not fails in the base64 layer unread.
+    The payload's codec is strict: it accepts only the one spelling ``encode`` writes
+    (D-6), layer by layer (``jsstr.unquote_base64url``).
     """
     if type(uri) is not str or not uri.startswith(SCHEME) or len(uri) == len(SCHEME):
         raise _invalid(uri)
     try:
-        return jsstr.unquote_bytes(jsstr.base64url_decode_strict(uri[len(SCHEME) :]))
+        return jsstr.unquote_base64url(uri[len(SCHEME) :])
     except ValueError as exc:  # orjson's and binascii's errors are ValueErrors
         raise _invalid(uri) from exc

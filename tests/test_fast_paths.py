@@ -75,13 +75,34 @@ def test_uri_round_trip_is_canonical(s: str) -> None:
 _pieces = st.one_of(
     st.sampled_from(HOSTILE),
     st.sampled_from(
-        ["@[", "@[a](", "](", "dsh-session:", "@[x](dsh-session:ImEi)", "dsh-session:ImIi"]
+        [
+            "@[",
+            "@[a](",
+            "](",
+            "dsh-session:",
+            "@[x](dsh-session:ImEi)",
+            "dsh-session:ImIi",
+            # What ends or escapes a label: the cases the search skips by (_label_floor).
+            "]",
+            "\\]",
+            "\\\\]",
+            "\\\n",
+            "\\](dsh-session:ImEi)",
+            "x" * 90,  # long stretches take the accelerator's search
+        ]
     ),
     js_strings(max_size=8),
 )
 
 
-@given(st.lists(_pieces, max_size=12).map("".join))
+@given(st.lists(_pieces, max_size=16).map("".join))
+@example("@[a](dsh-session:ImEi)")
+@example("@[a]]@[b](dsh-session:ImEi)")
+@example("@[a\\](dsh-session:ImEi)")
+@example("@[a\\]b](dsh-session:ImEi)")  # an escaped "]" inside the label is no floor
+@example("@[a\\\\](dsh-session:ImEi)")
+@example("@[a\\\n@[b](dsh-session:ImEi)")
+@example("@[" + "x" * 300 + "](dsh-session:ImEi)")
 def test_mention_parse_matches_a_plain_global_regex_scan(text: str) -> None:
     def outcome(parse: object) -> object:
         try:

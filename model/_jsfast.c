@@ -1,0 +1,517 @@
+/*
+ * Optional accelerator for model/jsstr.py: the few JavaScript-string scans and the URI
+ * payload codec that CPython cannot do at C speed in a handful of calls.
+ *
+ * Every function here has a pure-Python twin in jsstr.py with the same result on every
+ * input (tests/test_accelerator.py compares them with Hypothesis); jsstr.py is the
+ * readable definition and falls back to it when this module is not built.  Strings are
+ * read as JavaScript sees them: UTF-16 code units, where a high surrogate followed by a
+ * low one is one character even when CPython holds them as two code points.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+/* Strings made by the legacy (pre-PEP 393) APIs must be made ready before their data is
+ * read; Python 3.12 removed such strings. */
+#if PY_VERSION_HEX < 0x030C0000
+#define ENSURE_READY(s) if (PyUnicode_READY(s) < 0) return NULL
+#else
+#define ENSURE_READY(s) (void)0
+#endif
+
+#define IS_SURROGATE(c) (((c) & 0xFFFFF800u) == 0xD800u)
+#define IS_HIGH(c) (((c) & 0xFFFFFC00u) == 0xD800u)
+#define IS_LOW(c) (((c) & 0xFFFFFC00u) == 0xDC00u)
+
+/* ---- surrogate scan ---------------------------------------------------------------- */
+
+/* Scans go a block at a time: a fixed-length loop without an early exit, which the
+ * compiler turns into vector instructions; only a block with a hit is read unit by unit. */
+#define BLOCK 64
+
+/* Set state (see surrogate_state) for the n units at d; return 2 at the first pair. */
+#define SURROGATE_SCAN(T, d)                                                               \
+    do {                                                                                   \
+        Py_ssize_t i = 0;                                                                  \
+        while (i < n) {                                                                    \
+            for (; i + BLOCK <= n; i += BLOCK) {                                           \
+                T hit = 0; /* in the units' own width: twice the lanes for UCS-2 */        \
+                for (int k = 0; k < BLOCK; k++)                                            \
+                    hit |= (T)(((d)[i + k] & (T)0xF800) == (T)0xD800);                     \
+                if (hit)                                                                   \
+                    break;                                                                 \
+            }                                                                              \
+            for (Py_ssize_t stop = i + BLOCK < n ? i + BLOCK : n; i < stop; i++) {         \
+                Py_UCS4 c = (d)[i];                                                        \
+                if (IS_SURROGATE(c)) {                                                     \
+                    if (IS_HIGH(c) && i + 1 < n && IS_LOW((Py_UCS4)(d)[i + 1]))            \
+                        return 2;                                                          \
+                    state = 1;                                                             \
+                }                                                                          \
+            }                                                                              \
+        }                                                                                  \
+    } while (0)
+
+/* 0: no surrogate; 1: lone surrogates only; 2: a high surrogate followed by a low one. */
+static int
+surrogate_state(PyObject *s)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    int state = 0;
+    if (kind == PyUnicode_1BYTE_KIND)
+        return 0;
+    if (kind == PyUnicode_2BYTE_KIND) {
+        const Py_UCS2 *d = PyUnicode_2BYTE_DATA(s);
+        SURROGATE_SCAN(Py_UCS2, d);
+    }
+    else {
+        const Py_UCS4 *d = PyUnicode_4BYTE_DATA(s);
+        SURROGATE_SCAN(Py_UCS4, d);
+    }
+    return state;
+}
+
+static PyObject *
+fast_surrogates(PyObject *module, PyObject *s)
+{
+    if (!PyUnicode_Check(s)) {
+        PyErr_SetString(PyExc_TypeError, "surrogates() needs a str");
+        return NULL;
+    }
+    ENSURE_READY(s);
+    return PyLong_FromLong(surrogate_state(s));
+}
+
+/* ---- substring search ------------------------------------------------------------- */
+
+/* First i in [start, stop) with d[i + j] == needle[j] for all j < m (m >= 2, i + m <= n):
+ * a block of candidates is kept when both its first and last needle unit match, the
+ * generic vectorised substring search; a rare pair of units at the needle's distance
+ * makes almost every block a miss in any text. */
+#define FIND_SCAN(T, d)                                                                    \
+    do {                                                                                   \
+        const T *t = (const T *)(d);                                                       \
+        Py_UCS4 first = PyUnicode_READ(nkind, ndata, 0);                                   \
+        Py_UCS4 last = PyUnicode_READ(nkind, ndata, m - 1);                                \
+        Py_ssize_t i = start, limit = stop - m + 1; /* candidates are [start, limit) */    \
+        while (i < limit) {                                                                \
+            for (; i + BLOCK <= limit; i += BLOCK) {                                       \
+                T hit = 0;                                                                 \
+                for (int k = 0; k < BLOCK; k++)                                            \
+                    hit |= (T)((t[i + k] == (T)first) & (t[i + k + m - 1] == (T)last));    \
+                if (hit)                                                                   \
+                    break;                                                                 \
+            }                                                                              \
+            for (Py_ssize_t block = i + BLOCK < limit ? i + BLOCK : limit; i < block; i++) { \
+                if ((Py_UCS4)t[i] != first || (Py_UCS4)t[i + m - 1] != last)               \
+                    continue;                                                              \
+                Py_ssize_t j = 1;                                                          \
+                while (j < m - 1 && (Py_UCS4)t[i + j] == PyUnicode_READ(nkind, ndata, j))  \
+                    j++;                                                                   \
+                if (j >= m - 1)                                                            \
+                    return PyLong_FromSsize_t(i);                                          \
+            }                                                                              \
+        }                                                                                  \
+    } while (0)
+
+static PyObject *
+fast_find(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyUnicode_Check(args[0]) || !PyUnicode_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "find(text, needle, start, end) needs two str");
+        return NULL;
+    }
+    PyObject *text = args[0], *needle = args[1];
+    ENSURE_READY(text);
+    ENSURE_READY(needle);
+    Py_ssize_t start = PyLong_AsSsize_t(args[2]), stop = PyLong_AsSsize_t(args[3]);
+    if ((start == -1 || stop == -1) && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), m = PyUnicode_GET_LENGTH(needle);
+    if (start < 0 || stop < start) {
+        PyErr_SetString(PyExc_ValueError, "find() needs 0 <= start <= end");
+        return NULL;
+    }
+    if (stop > n)
+        stop = n;
+    int kind = PyUnicode_KIND(text), nkind = PyUnicode_KIND(needle);
+    if (m < 2 || nkind > kind) /* a one-unit needle, or one the text cannot hold */
+        return PyLong_FromSsize_t(PyUnicode_Find(text, needle, start, stop, 1));
+    const void *ndata = PyUnicode_DATA(needle);
+    if (kind == PyUnicode_1BYTE_KIND)
+        FIND_SCAN(Py_UCS1, PyUnicode_DATA(text));
+    else if (kind == PyUnicode_2BYTE_KIND)
+        FIND_SCAN(Py_UCS2, PyUnicode_DATA(text));
+    else
+        FIND_SCAN(Py_UCS4, PyUnicode_DATA(text));
+    return PyLong_FromLong(-1);
+}
+
+/* ---- Buffer.byteLength ------------------------------------------------------------- */
+
+/* Add to total the extra UTF-8 bytes (beyond one per unit) of the n units at data:
+ * per block in a narrow accumulator (at most 3 * BLOCK), which keeps the vector lanes
+ * as narrow as the units. */
+#define LENGTH_SCAN(T, data, extra)                                                        \
+    do {                                                                                   \
+        const T *d = (data);                                                               \
+        Py_ssize_t i = 0;                                                                  \
+        for (; i + BLOCK <= n; i += BLOCK) {                                               \
+            T part = 0;                                                                    \
+            for (int k = 0; k < BLOCK; k++)                                                \
+                part += (T)(extra);                                                        \
+            total += part;                                                                 \
+        }                                                                                  \
+        for (int k = 0; i + k < n; k++)                                                    \
+            total += (extra);                                                              \
+    } while (0)
+
+static PyObject *
+fast_utf8_length(PyObject *module, PyObject *s)
+{
+    if (!PyUnicode_Check(s)) {
+        PyErr_SetString(PyExc_TypeError, "utf8_length() needs a str");
+        return NULL;
+    }
+    ENSURE_READY(s);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    Py_ssize_t total = n;
+    if (PyUnicode_IS_ASCII(s))
+        return PyLong_FromSsize_t(n);
+    if (kind == PyUnicode_1BYTE_KIND)
+        LENGTH_SCAN(Py_UCS1, PyUnicode_1BYTE_DATA(s), (d[i + k] >> 7));
+    else if (kind == PyUnicode_2BYTE_KIND)
+        LENGTH_SCAN(Py_UCS2, PyUnicode_2BYTE_DATA(s), (d[i + k] >= 0x80) + (d[i + k] >= 0x800));
+    else
+        LENGTH_SCAN(Py_UCS4, PyUnicode_4BYTE_DATA(s),
+                    (d[i + k] >= 0x80) + (d[i + k] >= 0x800) + (d[i + k] >= 0x10000));
+    /* A lone surrogate counts 3 (as U+FFFD), which the loop gave it; a pair held as two
+     * code points is one astral character: 4 bytes, not 3 + 3. */
+    if (surrogate_state(s) == 2) {
+        for (Py_ssize_t i = 0; i + 1 < n; i++) {
+            if (IS_HIGH(PyUnicode_READ(kind, PyUnicode_DATA(s), i)) &&
+                IS_LOW(PyUnicode_READ(kind, PyUnicode_DATA(s), i + 1))) {
+                total -= 2;
+                i++;
+            }
+        }
+    }
+    return PyLong_FromSsize_t(total);
+}
+
+/* ---- JSON.stringify of a string, then base64url ----------------------------------- */
+
+static const char HEX[] = "0123456789abcdef";
+static const char B64URL[] =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/* Write JSON.stringify(s) as UTF-8 into out (room for 6 * len + 2 bytes); return its size. */
+static Py_ssize_t
+quote_into(PyObject *s, unsigned char *out)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    unsigned char *p = out;
+    *p++ = '"';
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c < 0x80) {
+            if (c >= 0x20 && c != '"' && c != '\\') {
+                *p++ = (unsigned char)c;
+                continue;
+            }
+            *p++ = '\\';
+            switch (c) {
+            case '"': *p++ = '"'; break;
+            case '\\': *p++ = '\\'; break;
+            case '\b': *p++ = 'b'; break;
+            case '\t': *p++ = 't'; break;
+            case '\n': *p++ = 'n'; break;
+            case '\f': *p++ = 'f'; break;
+            case '\r': *p++ = 'r'; break;
+            default:
+                *p++ = 'u'; *p++ = '0'; *p++ = '0';
+                *p++ = HEX[c >> 4]; *p++ = HEX[c & 15];
+            }
+        }
+        else if (c < 0x800) {
+            *p++ = (unsigned char)(0xC0 | (c >> 6));
+            *p++ = (unsigned char)(0x80 | (c & 0x3F));
+        }
+        else if (IS_SURROGATE(c)) {
+            if (IS_HIGH(c) && i + 1 < n && IS_LOW(PyUnicode_READ(kind, data, i + 1))) {
+                Py_UCS4 low = PyUnicode_READ(kind, data, ++i);
+                c = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
+                goto astral;
+            }
+            *p++ = '\\'; *p++ = 'u';
+            *p++ = HEX[c >> 12]; *p++ = HEX[(c >> 8) & 15];
+            *p++ = HEX[(c >> 4) & 15]; *p++ = HEX[c & 15];
+        }
+        else if (c < 0x10000) {
+            *p++ = (unsigned char)(0xE0 | (c >> 12));
+            *p++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+            *p++ = (unsigned char)(0x80 | (c & 0x3F));
+        }
+        else {
+        astral:
+            *p++ = (unsigned char)(0xF0 | (c >> 18));
+            *p++ = (unsigned char)(0x80 | ((c >> 12) & 0x3F));
+            *p++ = (unsigned char)(0x80 | ((c >> 6) & 0x3F));
+            *p++ = (unsigned char)(0x80 | (c & 0x3F));
+        }
+    }
+    *p++ = '"';
+    return p - out;
+}
+
+#define STACK_BYTES 512
+
+static PyObject *
+fast_quote_base64url(PyObject *module, PyObject *s)
+{
+    if (!PyUnicode_Check(s)) {
+        PyErr_SetString(PyExc_TypeError, "quote_base64url() needs a str");
+        return NULL;
+    }
+    ENSURE_READY(s);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    if (n > (PY_SSIZE_T_MAX - 2) / 6)
+        return PyErr_NoMemory();
+    unsigned char stack[STACK_BYTES];
+    unsigned char *buf = stack;
+    if (6 * n + 2 > STACK_BYTES) {
+        buf = PyMem_Malloc(6 * n + 2);
+        if (buf == NULL)
+            return PyErr_NoMemory();
+    }
+    Py_ssize_t size = quote_into(s, buf);
+    Py_ssize_t full = size / 3, rest = size % 3;
+    PyObject *result = PyUnicode_New(full * 4 + (rest ? rest + 1 : 0), 127);
+    if (result != NULL) {
+        Py_UCS1 *o = PyUnicode_1BYTE_DATA(result);
+        const unsigned char *b = buf;
+        for (Py_ssize_t i = 0; i < full; i++, b += 3) {
+            uint32_t v = ((uint32_t)b[0] << 16) | ((uint32_t)b[1] << 8) | b[2];
+            *o++ = B64URL[v >> 18];
+            *o++ = B64URL[(v >> 12) & 63];
+            *o++ = B64URL[(v >> 6) & 63];
+            *o++ = B64URL[v & 63];
+        }
+        if (rest == 1) {
+            *o++ = B64URL[b[0] >> 2];
+            *o++ = B64URL[(b[0] & 3) << 4];
+        }
+        else if (rest == 2) {
+            *o++ = B64URL[b[0] >> 2];
+            *o++ = B64URL[((b[0] & 3) << 4) | (b[1] >> 4)];
+            *o++ = B64URL[(b[1] & 15) << 2];
+        }
+    }
+    if (buf != stack)
+        PyMem_Free(buf);
+    return result;
+}
+
+/* ---- the strict inverse: base64url, then the one JSON.stringify spelling ---------- */
+
+static signed char B64URL_VALUE[256];
+
+static int
+hex_lower(const unsigned char *p, Py_UCS4 *out)
+{
+    Py_UCS4 v = 0;
+    for (int k = 0; k < 4; k++) {
+        unsigned char h = p[k];
+        if (h >= '0' && h <= '9')
+            v = (v << 4) | (Py_UCS4)(h - '0');
+        else if (h >= 'a' && h <= 'f')
+            v = (v << 4) | (Py_UCS4)(h - 'a' + 10);
+        else
+            return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+/* Parse b[0..n) as exactly the JSON.stringify spelling of a string into out (room for n
+ * code points); return the number of code points, or -1 when it is not that spelling. */
+static Py_ssize_t
+unquote_into(const unsigned char *b, Py_ssize_t n, Py_UCS4 *out)
+{
+    if (n < 2 || b[0] != '"' || b[n - 1] != '"')
+        return -1;
+    Py_ssize_t count = 0, i = 1, end = n - 1;
+    Py_UCS4 previous = 0;
+    while (i < end) {
+        unsigned char c = b[i];
+        Py_UCS4 cp;
+        if (c == '\\') {
+            if (i + 1 >= end)
+                return -1;
+            switch (b[i + 1]) {
+            case '"': cp = '"'; i += 2; break;
+            case '\\': cp = '\\'; i += 2; break;
+            case 'b': cp = '\b'; i += 2; break;
+            case 't': cp = '\t'; i += 2; break;
+            case 'n': cp = '\n'; i += 2; break;
+            case 'f': cp = '\f'; i += 2; break;
+            case 'r': cp = '\r'; i += 2; break;
+            case 'u':
+                if (i + 6 > end || !hex_lower(b + i + 2, &cp))
+                    return -1;
+                i += 6;
+                if (cp < 0x20) {
+                    if (cp == '\b' || cp == '\t' || cp == '\n' || cp == '\f' || cp == '\r')
+                        return -1; /* has a short escape */
+                }
+                else if (!IS_SURROGATE(cp) || (IS_LOW(cp) && IS_HIGH(previous)))
+                    return -1; /* written raw, or an escaped pair (written as its character) */
+                break;
+            default:
+                return -1;
+            }
+        }
+        else if (c < 0x80) {
+            if (c < 0x20 || c == '"')
+                return -1;
+            cp = c;
+            i += 1;
+        }
+        else if (c >= 0xC2 && c <= 0xDF) {
+            if (i + 2 > end || (b[i + 1] & 0xC0) != 0x80)
+                return -1;
+            cp = ((Py_UCS4)(c & 0x1F) << 6) | (b[i + 1] & 0x3F);
+            i += 2;
+        }
+        else if (c >= 0xE0 && c <= 0xEF) {
+            if (i + 3 > end || (b[i + 1] & 0xC0) != 0x80 || (b[i + 2] & 0xC0) != 0x80)
+                return -1;
+            cp = ((Py_UCS4)(c & 0x0F) << 12) | ((Py_UCS4)(b[i + 1] & 0x3F) << 6) |
+                 (b[i + 2] & 0x3F);
+            if (cp < 0x800 || IS_SURROGATE(cp))
+                return -1; /* overlong, or a surrogate in UTF-8 */
+            i += 3;
+        }
+        else if (c >= 0xF0 && c <= 0xF4) {
+            if (i + 4 > end || (b[i + 1] & 0xC0) != 0x80 || (b[i + 2] & 0xC0) != 0x80 ||
+                (b[i + 3] & 0xC0) != 0x80)
+                return -1;
+            cp = ((Py_UCS4)(c & 0x07) << 18) | ((Py_UCS4)(b[i + 1] & 0x3F) << 12) |
+                 ((Py_UCS4)(b[i + 2] & 0x3F) << 6) | (b[i + 3] & 0x3F);
+            if (cp < 0x10000 || cp > 0x10FFFF)
+                return -1;
+            i += 4;
+        }
+        else
+            return -1;
+        out[count++] = cp;
+        previous = cp;
+    }
+    return count;
+}
+
+static PyObject *
+not_canonical(void)
+{
+    PyErr_SetString(PyExc_ValueError, "not the base64url of a JSON.stringify string");
+    return NULL;
+}
+
+static PyObject *
+fast_unquote_base64url(PyObject *module, PyObject *payload)
+{
+    if (!PyUnicode_Check(payload)) {
+        PyErr_SetString(PyExc_TypeError, "unquote_base64url() needs a str");
+        return NULL;
+    }
+    ENSURE_READY(payload);
+    if (!PyUnicode_IS_ASCII(payload))
+        return not_canonical();
+    Py_ssize_t n = PyUnicode_GET_LENGTH(payload);
+    if (n % 4 == 1)
+        return not_canonical();
+    const Py_UCS1 *p = PyUnicode_1BYTE_DATA(payload);
+    Py_ssize_t size = n / 4 * 3 + (n % 4 ? n % 4 - 1 : 0);
+    /* One allocation: the decoded bytes, then room for as many code points. */
+    size_t need = (size_t)size + (size_t)size * sizeof(Py_UCS4) + sizeof(Py_UCS4);
+    unsigned char stack[STACK_BYTES * 5];
+    unsigned char *buf = stack;
+    if (need > sizeof stack) {
+        buf = PyMem_Malloc(need);
+        if (buf == NULL)
+            return PyErr_NoMemory();
+    }
+    PyObject *result = NULL;
+    unsigned char *o = buf;
+    Py_ssize_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        int a = B64URL_VALUE[p[i]], b = B64URL_VALUE[p[i + 1]];
+        int c = B64URL_VALUE[p[i + 2]], d = B64URL_VALUE[p[i + 3]];
+        if ((a | b | c | d) < 0)
+            goto done;
+        uint32_t v = ((uint32_t)a << 18) | ((uint32_t)b << 12) | ((uint32_t)c << 6) | (uint32_t)d;
+        *o++ = (unsigned char)(v >> 16);
+        *o++ = (unsigned char)(v >> 8);
+        *o++ = (unsigned char)v;
+    }
+    if (n - i == 2) {
+        int a = B64URL_VALUE[p[i]], b = B64URL_VALUE[p[i + 1]];
+        if ((a | b) < 0 || (b & 15))
+            goto done; /* non-zero unused bits */
+        *o++ = (unsigned char)((a << 2) | (b >> 4));
+    }
+    else if (n - i == 3) {
+        int a = B64URL_VALUE[p[i]], b = B64URL_VALUE[p[i + 1]], c = B64URL_VALUE[p[i + 2]];
+        if ((a | b | c) < 0 || (c & 3))
+            goto done;
+        *o++ = (unsigned char)((a << 2) | (b >> 4));
+        *o++ = (unsigned char)(((b & 15) << 4) | (c >> 2));
+    }
+    {
+        Py_UCS4 *points = (Py_UCS4 *)(buf + ((size + sizeof(Py_UCS4) - 1) / sizeof(Py_UCS4)) *
+                                                sizeof(Py_UCS4));
+        Py_ssize_t count = unquote_into(buf, size, points);
+        if (count >= 0)
+            result = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, points, count);
+    }
+done:
+    if (buf != stack)
+        PyMem_Free(buf);
+    if (result == NULL && !PyErr_Occurred())
+        return not_canonical();
+    return result;
+}
+
+/* ---- module ------------------------------------------------------------------------ */
+
+static PyMethodDef methods[] = {
+    {"surrogates", fast_surrogates, METH_O,
+     "0: no surrogate; 1: lone surrogates only; 2: a high surrogate followed by a low one."},
+    {"find", (PyCFunction)(void (*)(void))fast_find, METH_FASTCALL,
+     "str.find(needle, start, end) for 0 <= start <= end, vectorised for needles of 2+."},
+    {"utf8_length", fast_utf8_length, METH_O, "Node Buffer.byteLength(s, 'utf8')."},
+    {"quote_base64url", fast_quote_base64url, METH_O,
+     "base64url (unpadded) of the UTF-8 of JSON.stringify(s)."},
+    {"unquote_base64url", fast_unquote_base64url, METH_O,
+     "The string whose quote_base64url is payload; ValueError when there is none."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "_jsfast", "Accelerator for dsh_conformance.model.jsstr.", -1, methods,
+};
+
+PyMODINIT_FUNC
+PyInit__jsfast(void)
+{
+    memset(B64URL_VALUE, -1, sizeof B64URL_VALUE);
+    for (int k = 0; k < 64; k++)
+        B64URL_VALUE[(unsigned char)B64URL[k]] = (signed char)k;
+    return PyModule_Create(&module_def);
+}
