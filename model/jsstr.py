@@ -196,6 +196,23 @@ def utf8_length(s: str) -> int:
     return len(canonical(s).encode("utf-8", "surrogatepass"))
 
 
+def canonical_utf8_length(s: str) -> tuple[str, int]:
+    """``(canonical(s), utf8_length(s))`` in one pass where possible: a strict UTF-8
+    encoding both proves *s* has no surrogate and counts its bytes (projection needs both
+    for every message it keeps)."""
+    if s.isascii():
+        return s, len(s)
+    if _FAST is not None:
+        if _FAST.surrogates(s) == 2:
+            s = canonical(s)
+        return s, int(_FAST.utf8_length(s))
+    try:
+        return s, len(s.encode("utf-8"))
+    except UnicodeEncodeError:
+        s = canonical(s)
+        return s, utf8_length(s)
+
+
 def utf8_encode(s: str) -> bytes:
     """``TextEncoder.encode``: lone surrogates become U+FFFD (EF BF BD)."""
     return _LONE_SURROGATE.sub("\ufffd", s).encode("utf-8")

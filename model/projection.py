@@ -89,9 +89,8 @@ def _blocks(event: Event, value: object, what: str) -> Sequence[Mapping[str, Any
 
 
 def _text(event: Event, blocks: Sequence[Mapping[str, Any]]) -> tuple[str, int]:
-    """``text_content`` of already-validated blocks and its UTF-8 length, with a
-    one-block fast path.  One strict UTF-8 encoding both proves the text has no surrogate
-    (so it is canonical) and counts its bytes; only a text with surrogates pays more."""
+    """``text_content`` of already-validated blocks (canonical) and its UTF-8 length, with
+    a one-block fast path."""
     if len(blocks) == 1:
         block = blocks[0]
         text = block.get("text")
@@ -99,13 +98,7 @@ def _text(event: Event, blocks: Sequence[Mapping[str, Any]]) -> tuple[str, int]:
             return "", 0
     else:
         text = text_content(blocks)
-    if text.isascii():
-        return text, len(text)
-    try:
-        return text, len(text.encode("utf-8"))
-    except UnicodeEncodeError:
-        text = jsstr.canonical(text)
-        return text, jsstr.utf8_length(text)
+    return jsstr.canonical_utf8_length(text)
 
 
 def _display(event: Event, data: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
@@ -140,17 +133,20 @@ def project_event(event: Event) -> ProjectedItem | None:
     """The item one surface event projects to, or None (PROJ-001, PROJ-004, PROJ-008, D-31)."""
     type_ = event.type
     if type_ == "assistant/message":
-        if _data(event).get("interrupted") is True:
+        data = _data(event)
+        if data.get("interrupted") is True:
             return None  # incomplete assistant output (D-57)
-        text, length = _text(event, _blocks(event, _data(event).get("content"), "content"))
+        text, length = _text(event, _blocks(event, data.get("content"), "content"))
         return ProjectedItem("assistant", text, False, length) if text else None
     if type_ not in _PROMPTS:
         return None  # tool/result, context/message, and anything else: never projected
     data = _data(event)
-    source = data.get("source")
+    source: Any = data.get("source")  # a Mapping whenever kind is not None
+    # is_compact_checkpoint_source and is_user_source, read once (this runs per event).
+    kind = source.get("kind") if _is_object(source) else None
     # Only a user/message can be a checkpoint; steering keeps direct-user sources only.
-    checkpoint = type_ == "user/message" and is_compact_checkpoint_source(source)
-    if not checkpoint and not is_user_source(source):
+    checkpoint = type_ == "user/message" and kind == "plugin" and source.get("plugin") == "compact"
+    if not checkpoint and kind != "user":
         return None
     text, length = _text(event, _display(event, data))
     return ProjectedItem("user", text, checkpoint, length) if text else None
