@@ -225,25 +225,40 @@ def calibrate(timer: Callable[[int], float], budget: float) -> int:
         n *= 4
 
 
+def pure(run: Callable[[], float]) -> float:
+    """*run* with the model on its pure-Python forms (the accelerator switched off)."""
+    from dsh_conformance.model import jsstr
+
+    saved, jsstr._FAST = jsstr._FAST, None
+    try:
+        return run()
+    finally:
+        jsstr._FAST = saved
+
+
 def compare(name: str, calls: Calls, node: Node, rounds: int, budget: float) -> dict[str, Any]:
     once = check_identical(name, calls, node)
     n_model = calibrate(lambda n: time_model(calls, n), budget)
+    n_pure = calibrate(lambda n: pure(lambda: time_model(calls, n)), budget)
     # Upstream's quadratic retention takes seconds per call: its one checked run is its
     # timing (the ratio is then far below 1.0 for any noise).
     slow = once > SLOW_CALL
     n_node = 1 if slow else calibrate(lambda n: node.run(calls, n)[1], budget)
-    ratios, model_times, node_times = [], [], []
+    ratios, pure_ratios, model_times, node_times = [], [], [], []
     for _ in range(rounds):
         ours = time_model(calls, n_model) / n_model
         theirs = once if slow else node.run(calls, n_node)[1] / n_node
+        plain = pure(lambda: time_model(calls, n_pure)) / n_pure
         model_times.append(ours)
         node_times.append(theirs)
         ratios.append(ours / theirs)
+        pure_ratios.append(plain / theirs)
     return {
         "row": name,
         "ratio": statistics.median(ratios),
         "low": min(ratios),
         "high": max(ratios),
+        "pure": statistics.median(pure_ratios),
         "model_us": statistics.median(model_times) * 1e6,
         "upstream_us": statistics.median(node_times) * 1e6,
     }
@@ -424,6 +439,13 @@ def versions() -> tuple[str, str]:
     return node, platform.python_version()
 
 
+def accelerator() -> str:
+    """Whether the model ran with its C accelerator (the pure-Python forms are slower)."""
+    from dsh_conformance.model import jsstr
+
+    return "on" if jsstr._FAST is not None else "off (DSH_CONFORMANCE_PURE or not built)"
+
+
 def ratio(value: float) -> str:
     """Two decimals, or ``1/N`` when the model is over a hundred times faster."""
     return f"{value:.2f}" if value >= 0.01 else f"1/{1 / value:,.0f}"
@@ -444,26 +466,29 @@ def markdown(
         f"Machine: {platform.machine()}, {platform.system()} {platform.release()}, "
         f"Python {python} ({platform.python_implementation()}), Node {node}; "
         "upstream: the adapters/upstream packages (0.1.0-rc.8); "
-        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} when the report was written "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} when the report was "
+        "written; "
+        f"model/_jsfast.c accelerator {accelerator()} "
         "(a shared machine: ranges are wide, medians of interleaved pairs are the figure).",
         "",
         "Method: every row is a fixed sequence of adapter operations on fixed inputs. The",
-        "model runs it through the in-process reference adapter in a Python timing loop; the",
-        "release runs the same operations through the upstream adapter's op handlers in a",
-        "Node timing loop (tools/bench_upstream.mjs), in-process, no protocol, no start-up.",
-        "Both results are checked identical first (for preparation: the prompt text). Each",
-        f"side's loop runs about the same wall time; {rounds} rounds alternate the two sides",
-        "on every row. **The result is the ratio model / upstream** (below 1.0: the model is",
-        "faster), the median over rounds with its min-max; the per-call times only show scale",
-        "on this machine.",
+        "model runs it through the reference adapter's op handlers in a Python timing loop;",
+        "the release runs the same operations through the upstream adapter's op handlers in",
+        "a Node timing loop (tools/bench_upstream.mjs); both in-process, no dispatch, no",
+        "protocol, no start-up. Both results are checked identical first (for preparation:",
+        f"the prompt text). Each side's loop runs about the same wall time; {rounds} rounds",
+        "alternate the two sides on every row. **The result is the ratio model / upstream**",
+        "(below 1.0: the model is faster), the median over rounds with its min-max; the",
+        "per-call times only show scale on this machine.",
         "",
-        "| operation | model / upstream | range | model µs/call | upstream µs/call |",
-        "| --- | ---: | ---: | ---: | ---: |",
+        "| operation | model / upstream | range | pure-Python model / upstream "
+        "| model µs/call | upstream µs/call |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in compared:
         lines.append(
             f"| {r['row']} | **{ratio(r['ratio'])}** | {ratio(r['low'])}-{ratio(r['high'])} | "
-            f"{r['model_us']:,.1f} | {r['upstream_us']:,.1f} |"
+            f"{ratio(r['pure'])} | {r['model_us']:,.1f} | {r['upstream_us']:,.1f} |"
         )
     if extra:
         lines += [
@@ -542,7 +567,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             result = compare(name, calls, node, options.rounds, options.seconds)
             compared.append(result)
             print(
-                f"{result['ratio']:6.2f}  ({result['low']:.2f}-{result['high']:.2f})  "
+                f"{result['ratio']:6.2f}  ({result['low']:.2f}-{result['high']:.2f}, "
+                f"pure {result['pure']:.2f})  "
                 f"{result['model_us']:10.1f} us vs {result['upstream_us']:10.1f} us  {name}",
                 flush=True,
             )
