@@ -21,6 +21,12 @@
 #define ENSURE_READY(s) (void)0
 #endif
 
+#if PY_VERSION_HEX < 0x030C0000
+#define ENSURE_READY_INT(s) if (PyUnicode_READY(s) < 0) return -1
+#else
+#define ENSURE_READY_INT(s) (void)0
+#endif
+
 #define IS_SURROGATE(c) (((c) & 0xFFFFF800u) == 0xD800u)
 #define IS_HIGH(c) (((c) & 0xFFFFFC00u) == 0xD800u)
 #define IS_LOW(c) (((c) & 0xFFFFFC00u) == 0xDC00u)
@@ -488,6 +494,70 @@ done:
     return result;
 }
 
+/* ---- what orjson writes exactly as JSON.stringify does --------------------------- */
+
+#define PLAIN_DEPTH 64
+#define SAFE_INT (1LL << 53)
+
+/* jsstr._plain: only exact dict, list, tuple, str, bool, None and safe integers, no key
+ * that starts with a digit, no nesting deeper than PLAIN_DEPTH. */
+static int
+plain(PyObject *value, int depth)
+{
+    if (PyUnicode_CheckExact(value) || PyBool_Check(value) || value == Py_None)
+        return 1;
+    if (PyLong_CheckExact(value)) {
+        int overflow = 0;
+        long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (v == -1 && PyErr_Occurred())
+            return -1;
+        return !overflow && v >= -SAFE_INT && v <= SAFE_INT;
+    }
+    if (depth > PLAIN_DEPTH)
+        return 0;
+    if (PyDict_CheckExact(value)) {
+        Py_ssize_t pos = 0;
+        PyObject *key, *item;
+        while (PyDict_Next(value, &pos, &key, &item)) {
+            if (!PyUnicode_CheckExact(key))
+                return 0;
+            ENSURE_READY_INT(key);
+            if (PyUnicode_GET_LENGTH(key) &&
+                Py_UNICODE_ISDIGIT(PyUnicode_READ_CHAR(key, 0)))
+                return 0;
+            if (!PyUnicode_CheckExact(item)) {
+                int ok = plain(item, depth + 1);
+                if (ok <= 0)
+                    return ok;
+            }
+        }
+        return 1;
+    }
+    if (PyList_CheckExact(value) || PyTuple_CheckExact(value)) {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(value);
+        PyObject **items = PySequence_Fast_ITEMS(value);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (!PyUnicode_CheckExact(items[i])) {
+                int ok = plain(items[i], depth + 1);
+                if (ok <= 0)
+                    return ok;
+            }
+            /* a list can shrink under a callee only through Python code: none runs here */
+        }
+        return 1;
+    }
+    return 0;
+}
+
+static PyObject *
+fast_plain(PyObject *module, PyObject *value)
+{
+    int ok = plain(value, 0);
+    if (ok < 0)
+        return NULL;
+    return PyBool_FromLong(ok);
+}
+
 /* ---- module ------------------------------------------------------------------------ */
 
 static PyMethodDef methods[] = {
@@ -495,6 +565,8 @@ static PyMethodDef methods[] = {
      "0: no surrogate; 1: lone surrogates only; 2: a high surrogate followed by a low one."},
     {"find", (PyCFunction)(void (*)(void))fast_find, METH_FASTCALL,
      "str.find(needle, start, end) for 0 <= start <= end, vectorised for needles of 2+."},
+    {"plain", fast_plain, METH_O,
+     "Whether orjson spells value exactly as JSON.stringify does (jsstr._plain)."},
     {"utf8_length", fast_utf8_length, METH_O, "Node Buffer.byteLength(s, 'utf8')."},
     {"quote_base64url", fast_quote_base64url, METH_O,
      "base64url (unpadded) of the UTF-8 of JSON.stringify(s)."},

@@ -490,7 +490,7 @@ def stringify(value: object) -> str:
     (``UNDEFINED`` at top level, sets, bytes, non-string keys, cycles) raise
     ``DshError(JSON_NOT_SERIALIZABLE)``.
     """
-    if _plain(value, 0):
+    if _FAST.plain(value) if _FAST is not None else _plain(value, 0):
         try:
             return orjson.dumps(value).decode("utf-8")
         except TypeError:  # a lone surrogate or UNDEFINED somewhere: the exact path decides
@@ -503,7 +503,7 @@ def stringify(value: object) -> str:
 def stringify_bytes(value: object, suffix: bytes = b"") -> bytes:
     """UTF-8 bytes of ``stringify(value)`` followed by *suffix* (one copy fewer than
     encoding ``stringify``'s text: what the protocol writes)."""
-    if _plain(value, 0):
+    if _FAST.plain(value) if _FAST is not None else _plain(value, 0):
         try:
             return orjson.dumps(value) + suffix
         except TypeError:

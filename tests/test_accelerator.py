@@ -18,7 +18,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from dsh_conformance.conformance.strategies import HOSTILE, js_strings
+from dsh_conformance.conformance.strategies import HOSTILE, js_strings, json_values
 from dsh_conformance.model import jsstr
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -202,3 +202,45 @@ def test_find_agrees_with_str_find(text: str, needle: str, start: int, end: int 
     assert both(lambda t: jsstr.find(t, needle, start, end), text) == (
         (text.find(needle, start, len(text) if end is None else end),) * 2
     )
+
+
+def _nested(depth: int) -> object:
+    value: object = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+class _Str(str):
+    pass
+
+
+@needs_extension
+@given(
+    st.one_of(
+        json_values(),
+        st.recursive(
+            st.one_of(
+                st.integers(-(2**60), 2**60),
+                st.sampled_from([2**53, 2**53 + 1, -(2**53), -(2**53) - 1, 1.0, -0.0, True]),
+                st.sampled_from([jsstr.UNDEFINED, _Str("x"), b"x", 10**30]),
+                js_strings(max_size=4),
+            ),
+            lambda inner: st.one_of(
+                st.lists(inner, max_size=3),
+                st.lists(inner, max_size=3).map(tuple),
+                st.dictionaries(
+                    st.sampled_from(["a", "0", "9x", "٣", "", "b", "\ud800"]), inner, max_size=3
+                ),
+            ),
+        ),
+    )
+)
+@example(2**53)  # the largest safe integer, both signs
+@example(-(2**53))
+@example(_nested(64))
+@example(_nested(65))
+@example(_nested(66))
+@example({"a": _nested(64)})
+def test_plain_agrees(value: object) -> None:
+    assert _jsfast.plain(value) == jsstr._plain(value, 0)
