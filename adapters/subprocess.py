@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import queue
+import select
 import selectors
 import shlex
 import signal
@@ -23,8 +24,10 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
-from typing import IO, Any, Final
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import orjson
 
 from dsh_conformance import signals
 from dsh_conformance.adapters import procgroup, wire
@@ -34,6 +37,7 @@ from dsh_conformance.adapters.contract import (
     Handshake,
     ImplementationError,
 )
+from dsh_conformance.model import jsstr
 
 #: How much of stderr is kept for fault messages.
 STDERR_TAIL_BYTES: Final = 4096
@@ -45,14 +49,20 @@ READ_POLL: Final = 0.1
 
 _EOF: Final = ("eof", b"")
 HANDLED_SIGNALS: Final = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+#: Requests of a pipelined batch encoded before the first of them are sent.
+_SEND_EVERY: Final = 128
 
 
 class _Process:
-    """One running implementation process group with drained stdout and stderr.
+    """One running implementation process group: requests out, reply lines in, stderr kept.
 
     The process leads a session of its own, so ending it ends everything it started
-    (procgroup.py).  Readers poll the pipes with a short select timeout and stop when
-    asked, so no thread is ever stuck on a pipe some escaped grandchild keeps open.
+    (procgroup.py).  The calling thread does the protocol I/O itself with ``select``:
+    while it waits for a reply it also writes whatever of the requests the pipe takes,
+    so a pipelined batch is answered while it is still being sent (neither side can
+    block the other on a full pipe), and Ctrl-C interrupts the wait at once.  A thread
+    drains stderr, polling with a short timeout so it never sticks on a pipe some
+    escaped grandchild keeps open.
     """
 
     def __init__(
@@ -81,88 +91,145 @@ class _Process:
         assert self.popen.stderr
         self.pgid = self.popen.pid
         procgroup.Watchdog.get().watch(self.pgid)
-        self.stdin: IO[bytes] = self.popen.stdin
-        self.lines: queue.SimpleQueue[tuple[str, bytes]] = queue.SimpleQueue()
+        self.stdin_fd = self.popen.stdin.fileno()
+        self.stdout_fd = self.popen.stdout.fileno()
+        os.set_blocking(self.stdin_fd, False)
+        os.set_blocking(self.stdout_fd, False)
+        #: Complete stdout events in arrival order: a reply line (bytes), or
+        #: ("oversized", size), ("too-long", size) or ``_EOF``.
+        self.lines: deque[bytes | tuple[str, bytes]] = deque()
         self.max_reply_bytes = max_reply_bytes
+        self._partial = b""
+        self._discarding = False  # inside a line already reported as too long
+        self._eof = False
+        self._outgoing: deque[memoryview] = deque()  # requests the pipe has not taken yet
+        self._write_error: OSError | None = None
         self.stderr_tail: deque[bytes] = deque()
         self.stderr_size = 0
         self.stderr_chunks = 0
         self._stop = threading.Event()
         self._ended = False
-        self._stdout_thread = threading.Thread(
-            target=self._read_stdout, args=(self.popen.stdout.fileno(),), daemon=True
-        )
         self._stderr_thread = threading.Thread(
             target=self._read_stderr, args=(self.popen.stderr.fileno(),), daemon=True
         )
-        self._stdout_thread.start()
         self._stderr_thread.start()
 
-    def _chunks(self, fd: int) -> Iterator[bytes]:
-        """What arrives on *fd* until EOF, or until the process is ended."""
-        # Ctrl-C and SIGTERM belong to the main thread, which turns them into
-        # KeyboardInterrupt; delivered here they would wait for the main thread's timeout.
-        signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED_SIGNALS)
-        with selectors.DefaultSelector() as selector:
-            selector.register(fd, selectors.EVENT_READ)
-            while not self._stop.is_set():
-                if not selector.select(READ_POLL):
-                    continue
-                try:
-                    chunk = os.read(fd, 1 << 16)
-                except OSError:
-                    return
-                if not chunk:
-                    return
-                yield chunk
+    # --- stdout: reply lines ------------------------------------------------------------
 
-    def next_line(self, timeout: float) -> tuple[str, bytes]:
-        """The next stdout event, waiting in short slices: a signal that the kernel hands
-        to another thread still interrupts the main thread within one slice."""
+    def _feed(self, chunk: bytes) -> None:
+        """Split what arrived into complete lines; report over-long ones by size."""
+        cap = self.max_reply_bytes
+        if self._discarding:
+            cut = chunk.find(b"\n")
+            if cut < 0:
+                return
+            self._discarding = False
+            chunk = chunk[cut + 1 :]
+        *complete, self._partial = (self._partial + chunk).split(b"\n")
+        for line in complete:
+            if len(line) > cap:
+                self.lines.append(("oversized", str(len(line)).encode()))
+            else:
+                self.lines.append(line)
+        if len(self._partial) > cap:
+            # Reported now, not when (if ever) the newline comes: a reply that never ends
+            # is a protocol violation, not a slow answer.
+            self.lines.append(("too-long", str(len(self._partial)).encode()))
+            self._discarding, self._partial = True, b""
+
+    def _read(self) -> None:
+        """Take everything stdout has now (the fd is non-blocking)."""
+        while not self._eof:
+            try:
+                chunk = os.read(self.stdout_fd, 1 << 16)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self._eof = True
+                if self._partial.strip():
+                    self.lines.append(self._partial)
+                self._partial = b""
+                self.lines.append(_EOF)
+                return
+            self._feed(chunk)
+            if len(chunk) < 1 << 16:
+                return
+
+    def _write(self) -> None:
+        """Write as much of the outgoing requests as the pipe takes now."""
+        outgoing = self._outgoing
+        try:
+            while outgoing:
+                head = outgoing[0]
+                written = os.write(self.stdin_fd, head[: 1 << 16])
+                if written < len(head):
+                    outgoing[0] = head[written:]
+                else:
+                    outgoing.popleft()
+        except BlockingIOError:
+            pass
+        except OSError as exc:  # the process closed its stdin (it died, or will)
+            self._write_error = exc
+            outgoing.clear()
+
+    def send(self, data: bytes) -> None:
+        """Queue *data* for the process and write what the pipe takes now; the rest is
+        written while replies are awaited.  Raise ``OSError`` when the process can no
+        longer take input."""
+        if self._write_error is None:
+            self._outgoing.append(memoryview(data))
+            self._write()
+        if self._write_error is not None:
+            raise self._write_error
+
+    def poll(self) -> None:
+        """Read whatever has already arrived, without waiting."""
+        ready, _, _ = select.select([self.stdout_fd], [], [], 0)
+        if ready:
+            self._read()
+
+    def next_line(self, timeout: float) -> bytes | tuple[str, bytes]:
+        """The next stdout event, writing pending requests meanwhile; ``queue.Empty``
+        after *timeout* seconds without one.  The wait goes in short slices so that a
+        signal delivered to another thread still interrupts it within one slice."""
+        if self.lines:
+            return self.lines.popleft()
         deadline = time.monotonic() + timeout
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise queue.Empty
-            try:
-                return self.lines.get(timeout=min(remaining, READ_POLL * 5))
-            except queue.Empty:
-                if signals.received() is not None:
-                    # The handler's KeyboardInterrupt can be lost (raised inside a
-                    # finalizer the garbage collector ran); the signal is not.
-                    raise KeyboardInterrupt from None
+            writing = [self.stdin_fd] if self._outgoing else []
+            readable, writable, _ = select.select(
+                [self.stdout_fd], writing, [], min(remaining, READ_POLL * 5)
+            )
+            if writable:
+                self._write()
+            if readable:
+                self._read()
+                if self.lines:
+                    return self.lines.popleft()
+            elif not writable and signals.received() is not None:
+                # The handler's KeyboardInterrupt can be lost (raised inside a finalizer
+                # the garbage collector ran); the signal is not.
+                raise KeyboardInterrupt from None
 
-    def _read_stdout(self, fd: int) -> None:
-        partial = b""
-        discarding = False  # inside a line already reported as too long
-        cap = self.max_reply_bytes
-        with contextlib.suppress(OSError, ValueError):
-            for chunk in self._chunks(fd):
-                if discarding:
-                    cut = chunk.find(b"\n")
-                    if cut < 0:
-                        continue
-                    discarding = False
-                    chunk = chunk[cut + 1 :]
-                data = partial + chunk
-                *complete, partial = data.split(b"\n")
-                for line in complete:
-                    if len(line) > cap:
-                        self.lines.put(("oversized", str(len(line)).encode()))
-                    else:
-                        self.lines.put(("line", line))
-                if len(partial) > cap:
-                    # Reported now, not when (if ever) the newline comes: a reply that
-                    # never ends is a protocol violation, not a slow answer.
-                    self.lines.put(("too-long", str(len(partial)).encode()))
-                    discarding, partial = True, b""
-        if partial.strip():
-            self.lines.put(("line", partial))
-        self.lines.put(_EOF)
+    # --- stderr ---------------------------------------------------------------------------
 
     def _read_stderr(self, fd: int) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            for chunk in self._chunks(fd):
+        # Ctrl-C and SIGTERM belong to the main thread, which turns them into
+        # KeyboardInterrupt; delivered here they would wait for the main thread's timeout.
+        signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED_SIGNALS)
+        with contextlib.suppress(OSError, ValueError), selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ)
+            while not self._stop.is_set():
+                if not selector.select(READ_POLL):
+                    continue
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    return
                 self.stderr_chunks += 1
                 self.stderr_tail.append(chunk)
                 self.stderr_size += len(chunk)
@@ -173,9 +240,7 @@ class _Process:
         data = b"".join(self.stderr_tail)[-STDERR_TAIL_BYTES:]
         return wire.printable(data.decode("utf-8", "replace")).strip()
 
-    def write(self, data: bytes) -> None:
-        self.stdin.write(data)
-        self.stdin.flush()
+    # --- lifecycle ------------------------------------------------------------------------
 
     def alive(self) -> bool:
         return self.popen.poll() is None
@@ -196,7 +261,6 @@ class _Process:
 
     def _close_pipes(self) -> None:
         self._stop.set()
-        self._stdout_thread.join(timeout=1)
         self._stderr_thread.join(timeout=1)
         for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
             if stream is not None:
@@ -206,8 +270,13 @@ class _Process:
     def shutdown(self, request: bytes) -> None:
         """Ask politely (``shutdown``), then end the whole group after a grace period."""
         with contextlib.suppress(OSError, ValueError):
-            self.write(request)
-            self.stdin.close()
+            self.send(request)
+            deadline = time.monotonic() + SHUTDOWN_GRACE
+            while self._outgoing and time.monotonic() < deadline:
+                select.select([], [self.stdin_fd], [], READ_POLL)
+                self._write()
+            assert self.popen.stdin is not None
+            self.popen.stdin.close()
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.popen.wait(timeout=SHUTDOWN_GRACE)
         self._end()  # whatever the leader left behind goes with it
@@ -347,12 +416,16 @@ class SubprocessAdapter:
             raise AdapterFault("crash", f"{self.name}: the adapter is closed")
         if self._process is None:
             self._start()
-        batch: list[tuple[str, dict[str, Any]]] = []
-        for op, args in calls:
-            message = wire.request(self._take_id(), op, args)
-            if self.validate:
+        first = self._next_id
+        self._next_id += len(calls)
+        # wire.request, unrolled (a copy of args only when it is not a dict already)
+        batch = [
+            (op, {"id": id_, "op": op, "args": args if type(args) is dict else dict(args)})
+            for id_, (op, args) in enumerate(calls, first)
+        ]
+        if self.validate:
+            for _, message in batch:
                 wire.check("request", message)
-            batch.append((op, message))
         replies = self._exchange(batch, self.timeout)
         self.calls += len(batch)
         out: list[Any] = []
@@ -372,46 +445,76 @@ class SubprocessAdapter:
         assert process is not None
         self._check_no_stray_reply(process, batch[0][0])
         try:
-            process.write(b"".join(wire.encode(message) for _, message in batch))
+            # Sent as it is encoded: the implementation starts on the first requests
+            # while the rest are still being written.
+            for start in range(0, len(batch), _SEND_EVERY):
+                process.send(b"".join(_lines(batch[start : start + _SEND_EVERY])))
         except (OSError, ValueError):
             raise self._crashed(process, batch[0][0]) from None
         replies: list[dict[str, Any]] = []
+        arrived = process.lines
+        plain = None if jsstr._FAST is None else jsstr._FAST.plain
+        loads, decode, validate = orjson.loads, wire.decode, self.validate
         for op, message in batch:
-            stderr_before = process.stderr_chunks
+            if arrived:
+                line = arrived.popleft()
+            else:
+                stderr_before = process.stderr_chunks
+                try:
+                    line = process.next_line(timeout)
+                except queue.Empty:
+                    raise self._silent(process, op, message["id"], timeout, stderr_before) from None
+            if isinstance(line, tuple):  # not a reply line: EOF or an over-long line
+                raise self._not_a_reply(process, line, op)
             try:
-                kind, line = process.next_line(timeout)
-            except queue.Empty:
-                raise self._silent(process, op, message["id"], timeout, stderr_before) from None
-            if kind == "eof":
-                raise self._crashed(process, op)
-            if kind in ("oversized", "too-long"):
-                self._drop()
-                size = line.decode()
-                how = f"is {size} bytes" if kind == "oversized" else f"has {size} bytes and no end"
-                raise AdapterFault(
-                    "protocol",
-                    f"{self.name}: line too long: the reply to {op!r} {how}, "
-                    f"over the {self.max_reply_bytes}-byte reply cap (one reply per line, "
-                    "newline-terminated; raise the cap with DSH_ADAPTER_MAX_REPLY_BYTES)",
-                )
-            try:
-                reply = wire.decode(line)
-                self._check_reply(reply, message["id"], op)
+                # wire.decode, unrolled: what orjson reads as a plain object is its answer.
+                try:
+                    reply = loads(line)
+                except orjson.JSONDecodeError:
+                    reply = None
+                if type(reply) is not dict or plain is None or not plain(reply):
+                    reply = decode(line)
+                # The common answer checked inline; anything else gets the full check.
+                got = reply.get("id")
+                if (
+                    got != message["id"]
+                    or type(got) is bool
+                    or "result" not in reply
+                    or "error" in reply
+                    or validate
+                ):
+                    self._check_reply(reply, message["id"], op)
             except AdapterFault:
                 self._drop()
                 raise
             replies.append(reply)
         return replies
 
+    def _not_a_reply(self, process: _Process, event: tuple[str, bytes], op: str) -> AdapterFault:
+        """The fault for a stdout event that is not a reply line: EOF or an over-long line."""
+        kind, line = event
+        if kind == "eof":
+            return self._crashed(process, op)
+        self._drop()
+        size = line.decode()
+        how = f"is {size} bytes" if kind == "oversized" else f"has {size} bytes and no end"
+        return AdapterFault(
+            "protocol",
+            f"{self.name}: line too long: the reply to {op!r} {how}, "
+            f"over the {self.max_reply_bytes}-byte reply cap (one reply per line, "
+            "newline-terminated; raise the cap with DSH_ADAPTER_MAX_REPLY_BYTES)",
+        )
+
     def _check_no_stray_reply(self, process: _Process, op: str) -> None:
         """Nothing may arrive between exchanges: a second reply to an answered request
         is a protocol violation (scored as a crash), never read as the next answer."""
-        try:
-            kind, line = process.lines.get_nowait()
-        except queue.Empty:
+        process.poll()
+        if not process.lines:
             return
-        if kind == "eof":
+        event = process.lines.popleft()
+        if event == _EOF:
             raise self._crashed(process, op)
+        line = event if isinstance(event, bytes) else event[1]
         self._drop()
         shown = wire.printable(line[:200].decode("utf-8", "replace"), keep_newlines=False)
         raise AdapterFault(
@@ -423,7 +526,7 @@ class SubprocessAdapter:
 
     def _check_reply(self, reply: dict[str, Any], expected: Any, op: str) -> None:
         got = reply.get("id")
-        if got != expected or isinstance(got, bool):
+        if got != expected or type(got) is bool:
             raise AdapterFault(
                 "protocol",
                 f"{self.name}: reply id {wire.printable(repr(got))} does not match request "
@@ -477,6 +580,18 @@ class SubprocessAdapter:
         how = "closed its stdout" if status is None else f"exited with status {status}"
         message = f"{self.name}: the implementation {how} while answering {op!r}"
         return AdapterFault("crash", message + (f"; stderr ends with:\n{tail}" if tail else ""))
+
+
+def _lines(batch: Sequence[tuple[str, dict[str, Any]]]) -> list[bytes]:
+    """The protocol lines of *batch* (``wire.encode`` of each message): written by orjson
+    in one go when the whole batch is plain (``jsstr.quick_plain``), else one by one."""
+    if jsstr._FAST is not None and jsstr._FAST.plain([message for _, message in batch]):
+        dumps, newline = orjson.dumps, orjson.OPT_APPEND_NEWLINE
+        try:
+            return [dumps(message, option=newline) for _, message in batch]
+        except TypeError:  # a lone surrogate somewhere: JSON.stringify escapes it
+            pass
+    return [wire.encode(message) for _, message in batch]
 
 
 def _from_name(rest: str) -> SubprocessAdapter:

@@ -56,15 +56,17 @@ def decode(line: bytes) -> dict[str, Any]:
 
     Raise ``AdapterFault("garbage", …)`` for anything that is not one UTF-8 JSON object.
     """
-    if len(line) <= _FAST_LINE and not _LONG_DIGITS.search(line):
+    if len(line) <= _FAST_LINE:
         try:
             fast = orjson.loads(line)
         except orjson.JSONDecodeError:
             pass  # lone-surrogate escapes, non-finite numbers, garbage: the exact path decides
         else:
             # orjson refuses lone-surrogate escapes and combines escaped pairs, so what it
-            # accepts is already canonical.
-            if isinstance(fast, dict):
+            # accepts is already canonical.  It reads an integer beyond 64 bits as a float:
+            # a value without floats cannot hold one, else the line is searched for one.
+            plain = jsstr._FAST is not None and jsstr._FAST.plain(fast)  # jsstr.quick_plain
+            if type(fast) is dict and (plain or not _LONG_DIGITS.search(line)):
                 return fast
     try:
         text = line.decode("utf-8")
@@ -114,7 +116,8 @@ def preview(data: bytes, limit: int = 120) -> str:
 
 
 def request(id: str | int, op: str, args: Mapping[str, Any]) -> dict[str, Any]:
-    return {"id": id, "op": op, "args": dict(args)}
+    # A copy only when args is not a dict already: the message is encoded at once.
+    return {"id": id, "op": op, "args": args if type(args) is dict else dict(args)}
 
 
 def handshake_request(id: str | int = 0) -> dict[str, Any]:

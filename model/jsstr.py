@@ -505,12 +505,22 @@ def stringify_bytes(value: object, suffix: bytes = b"") -> bytes:
     encoding ``stringify``'s text: what the protocol writes)."""
     if _FAST.plain(value) if _FAST is not None else _plain(value, 0):
         try:
+            if suffix == b"\n":  # a protocol line: orjson appends it without a copy
+                return orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
             return orjson.dumps(value) + suffix
         except TypeError:
             pass
     parts: list[str] = []
     _write(value, parts, set())
     return "".join(parts).encode("utf-8") + suffix
+
+
+def quick_plain(value: object) -> bool:
+    """Whether orjson and ``JSON.stringify`` spell *value* alike, when that is cheap to
+    know: the accelerator's answer to ``_plain``, or ``False`` without it (a caller then
+    takes its exact path).  A plain value holds no float, which is how the wire reader
+    knows orjson read no integer beyond 64 bits (it reads those as floats)."""
+    return _FAST is not None and bool(_FAST.plain(value))
 
 
 #: Nesting deeper than this goes to the exact path (which also detects cycles).

@@ -11,9 +11,10 @@ from dsh_conformance.model.errors import DshError, ErrorCode
 
 
 def _arg(args: Mapping[str, Any], name: str) -> Any:
-    if name not in args:
-        raise DshError(ErrorCode.INVALID_ARGUMENT, f"missing argument {name!r}")
-    return args[name]
+    try:
+        return args[name]
+    except KeyError:
+        raise DshError(ErrorCode.INVALID_ARGUMENT, f"missing argument {name!r}") from None
 
 
 @op("uri.encode", "uri")

@@ -1,0 +1,165 @@
+"""The served model's plain-line fast path (adapters/serve.py) against its general path.
+
+The fast path stands in for ``wire.decode`` and ``Server.encode`` on lines orjson reads and
+writes exactly; every line it takes must get the reply byte for byte that the general path
+gives, including lines it must hand off (lone-surrogate escapes, integers beyond 64 bits,
+floats, garbage) and replies it must not write itself (lone surrogates, floats).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+
+import orjson
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from dsh_conformance.adapters import heap, serve
+from dsh_conformance.adapters.reference import ReferenceAdapter
+from dsh_conformance.conformance.strategies import js_strings, json_values
+from dsh_conformance.model import jsstr
+
+pytestmark = pytest.mark.skipif(
+    jsstr._FAST is None, reason="the fast path needs the accelerator (model/_jsfast.c)"
+)
+
+OPS = ("uri.encode", "uri.decode", "mention.parse", "mention.format", "json.tagSafe", "no.such")
+
+
+def _servers() -> tuple[serve.Server, serve.Server]:
+    fast = serve.Server(ReferenceAdapter(), stdout=io.BytesIO())
+    general = serve.Server(ReferenceAdapter(), stdout=io.BytesIO())
+    general._fused = general._batched = False
+    assert fast._fused, "the accelerator is built: the fast path must be on"
+    assert fast._batched, "Server's own handle_line and dispatch: the batch loop must be on"
+    return fast, general
+
+
+def _reply(server: serve.Server, line: bytes) -> bytes:
+    """The reply by ``handle_line``, checked equal to the one by ``handle_lines``."""
+    server.handle_line(line)
+    server.handle_lines([line])
+    one, batched = server.pending
+    server.pending.clear()
+    assert one == batched
+    return one
+
+
+ids = st.one_of(
+    st.integers(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    js_strings(),
+    st.booleans(),
+    st.none(),
+)
+args = st.one_of(
+    st.fixed_dictionaries({"sessionId": js_strings()}),
+    st.fixed_dictionaries({"sessionId": js_strings(), "label": js_strings()}),
+    st.fixed_dictionaries({"uri": js_strings()}),
+    st.fixed_dictionaries({"text": js_strings()}),
+    st.fixed_dictionaries({"value": json_values()}),
+    json_values(),
+)
+
+
+def _spellings(message: object) -> list[bytes]:
+    """The same message as JSON.stringify, as ASCII-escaped JSON and as orjson writes it."""
+    lines = [jsstr.stringify_bytes(message), json.dumps(message).encode()]
+    with contextlib.suppress(TypeError):  # orjson refuses a lone surrogate
+        lines.append(orjson.dumps(message))
+    return lines
+
+
+@given(ids, st.sampled_from(OPS), args)
+@example(1, "uri.encode", {"sessionId": "\ud800"})  # a lone surrogate, in the request and the reply
+@example(2**53 + 1, "uri.encode", {"sessionId": "a"})  # JSON.parse rounds it, orjson not
+@example(2**70, "uri.encode", {"sessionId": "a"})  # beyond 64 bits
+@example(1e21, "uri.encode", {"sessionId": "a"})  # JSON.stringify: 1e+21, orjson: 1e21
+@example(-0.0, "uri.encode", {"sessionId": "a"})  # JSON.stringify: 0
+@example(True, "uri.encode", {"sessionId": "a"})  # no id: the general path words the error
+@example(1, "uri.decode", {"uri": "dsh-session:%"})  # a typed error
+@example(1, "json.tagSafe", {"value": {"a": [1.0, 1e21, -0.0]}})  # floats in the reply
+def test_fast_and_general_paths_reply_alike(id_: object, op: str, arguments: object) -> None:
+    fast, general = _servers()
+    for line in _spellings({"id": id_, "op": op, "args": arguments}):
+        assert _reply(fast, line) == _reply(general, line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"id":1,"op":"uri.encode","args":{"sessionId":"\\ud800"}}',
+        b'{"id":1,"op":"uri.encode","args":{"sessionId":"\\ud83d\\ude00"}}',
+        b'{"id":9007199254740993,"op":"uri.encode","args":{"sessionId":"a"}}',
+        b'{"id":123456789012345678901234567890,"op":"uri.encode","args":{"sessionId":"a"}}',
+        b'{"id":1,"op":"uri.encode","args":{"sessionId":"a"},"id":2}',
+        # orjson reads an integer beyond 64 bits as a float; the message words its type
+        b'{"id":1,"op":"uri.encode","args":{"sessionId":100000000000000000000000}}',
+        b'{"id":1,"op":"uri.decode","args":{"uri":100000000000000000000000}}',
+        b'{"id":1,"op":"mention.parse","args":{"text":"@[\\ud800](dsh-session:a)"}}',
+        b'{"id":1,"op":"uri.encode","args":[]}',
+        b'{"id":1,"op":"handshake","args":{"protocol":"0"}}',
+        b'{"id":1,"op":"shutdown"}',
+        b"[1,2]",
+        b'{"id":1,',
+        b"\xff",
+        b'{"id":1,"op":"uri.encode","args":{"id":NaN}}',
+    ],
+)
+def test_lines_the_fast_path_hands_off_get_the_general_answer(line: bytes) -> None:
+    fast, general = _servers()
+    assert _reply(fast, line) == _reply(general, line)
+    assert fast.running == general.running
+
+
+@given(st.lists(st.tuples(ids, st.sampled_from((*OPS, "shutdown")), args), max_size=6))
+def test_a_chunk_of_lines_gets_the_general_replies_up_to_a_shutdown(
+    requests: list[tuple[object, str, object]],
+) -> None:
+    fast, general = _servers()
+    lines = [b"", b"  "] + [
+        jsstr.stringify_bytes({"id": id_, "op": op, "args": arguments})
+        for id_, op, arguments in requests
+    ]
+    for server in (fast, general):
+        server.handle_lines(lines)
+    assert fast.pending == general.pending
+    assert fast.running == general.running
+
+
+@pytest.mark.parametrize(
+    ("result", "spelled"),
+    [
+        ({"x": 1e21}, b'{"x":1e+21}'),  # orjson writes 1e21
+        ({"x": -0.0}, b'{"x":0}'),  # orjson writes -0.0
+        ({"x": 2**53 + 1}, b'{"x":9007199254740992}'),  # JSON.stringify rounds
+        ({"s": "\udc00"}, b'{"s":"\\udc00"}'),  # orjson refuses
+    ],
+)
+def test_replies_the_fast_path_cannot_write_and_one_call_per_line(
+    result: object, spelled: bytes
+) -> None:
+    """The general encoder writes them; handing the line off after the call instead would
+    run a stateful operation twice."""
+    calls: list[str] = []
+
+    class Counting(ReferenceAdapter):
+        def call(self, op: str, args: dict[str, object]) -> object:
+            calls.append(op)
+            return result
+
+    server = serve.Server(Counting(), stdout=io.BytesIO())
+    reply = _reply(server, b'{"id":7,"op":"any.op","args":{}}')  # the line, served twice
+    assert calls == ["any.op", "any.op"]
+    assert reply == b'{"id":7,"result":' + spelled + b"}\n"
+
+
+def test_keep_heap_raises_the_trim_threshold_where_glibc_is() -> None:
+    import platform
+    import sys
+
+    expected = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
+    assert heap.keep_heap() is expected
