@@ -120,12 +120,12 @@ class Server:
                 message = loads(line)
             except orjson.JSONDecodeError:
                 message = None
-            if type(message) is dict and plain(message):
+            if type(message) is dict and plain(message) and len(message) == 3:
                 id_ = message.get("id")
                 op = message.get("op")
-                args = message.get("args", {})
+                args = message.get("args")
                 if (
-                    type(id_) in _ID_TYPES
+                    (type(id_) is int or type(id_) is str)  # a float is not plain
                     and type(op) is str
                     and type(args) is dict
                     and op != "handshake"

@@ -163,3 +163,16 @@ def test_keep_heap_raises_the_trim_threshold_where_glibc_is() -> None:
 
     expected = sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"
     assert heap.keep_heap() is expected
+
+
+@given(st.lists(st.tuples(ids, st.sampled_from(OPS), args), max_size=6))
+@example([(1, "uri.encode", {"sessionId": "\ud800"}), (2, "uri.encode", {"sessionId": "a"})])
+@example([(1, "json.tagSafe", {"value": [1e21, -0.0, 2**53 + 1]})])
+def test_the_harness_writes_a_batch_as_wire_encode_does(
+    requests: list[tuple[object, str, object]],
+) -> None:
+    from dsh_conformance.adapters import subprocess as transport
+    from dsh_conformance.adapters import wire
+
+    batch = [(op, {"id": id_, "op": op, "args": arguments}) for id_, op, arguments in requests]
+    assert transport._lines(batch) == [wire.encode(message) for _, message in batch]

@@ -287,12 +287,21 @@ while True:
 """
 
 
-def transport(rounds: int, batch: int = 2000) -> dict[str, Any]:
-    """Pipelined ``uri.encode`` calls through the subprocess adapter vs a bare echo.
+#: The same loop answering with the model's own ``uri.encode``: what a served model costs
+#: with no transport around it but the cheapest JSON-lines loop.
+ECHO_MODEL_LOOP = ECHO_LOOP.replace(
+    "import orjson", "import orjson\nfrom dsh_conformance.model.uri import encode"
+).replace('request["args"]["sessionId"]', 'encode(request["args"]["sessionId"])')
 
-    The echo child parses each request line with orjson and answers ``{id, result}``;
-    the client writes the same number of orjson-encoded request lines and parses every
-    reply: the cheapest JSON-lines exchange Python can do, with no validation or model.
+
+def transport(rounds: int, batch: int = 2000) -> list[dict[str, Any]]:
+    """Pipelined ``uri.encode`` calls through the subprocess adapter vs two floors.
+
+    Each echo child parses a request line with orjson and answers ``{id, result}``: the
+    bare one echoes the session id, the other answers with the model's ``uri.encode``
+    (the served model's work with none of the transport).  Their client writes the same
+    number of orjson-encoded request lines and parses every reply: the cheapest
+    JSON-lines exchange Python can do, with no checks.  All three run interleaved.
     """
     import orjson
 
@@ -301,54 +310,73 @@ def transport(rounds: int, batch: int = 2000) -> dict[str, Any]:
     calls = [("uri.encode", {"sessionId": f"session-{i}"}) for i in range(batch)]
     adapter = SubprocessAdapter([sys.executable, "-m", "dsh_conformance.adapters.serve"])
     adapter.handshake()
-    echo = subprocess.Popen(
-        [sys.executable, "-c", ECHO_LOOP], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-    )
-    assert echo.stdin is not None
-    assert echo.stdout is not None
-
-    def run_echo() -> float:
-        assert echo.stdin is not None
-        assert echo.stdout is not None
-        start = time.perf_counter()
-        data = b"".join(
-            orjson.dumps({"id": i, "op": op, "args": args}) + b"\n"
-            for i, (op, args) in enumerate(calls)
+    echoes = [
+        subprocess.Popen(
+            [sys.executable, "-c", loop], stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
-        echo.stdin.write(data)
-        echo.stdin.flush()
-        for _ in range(batch):
-            orjson.loads(echo.stdout.readline())
-        return time.perf_counter() - start
+        for loop in (ECHO_LOOP, ECHO_MODEL_LOOP)
+    ]
+
+    def run_echo(echo: subprocess.Popen[bytes]) -> Callable[[], float]:
+        def run() -> float:
+            assert echo.stdin is not None
+            assert echo.stdout is not None
+            start = time.perf_counter()
+            data = b"".join(
+                orjson.dumps({"id": i, "op": op, "args": args}) + b"\n"
+                for i, (op, args) in enumerate(calls)
+            )
+            echo.stdin.write(data)
+            echo.stdin.flush()
+            for _ in range(batch):
+                orjson.loads(echo.stdout.readline())
+            return time.perf_counter() - start
+
+        return run
 
     def run_adapter() -> float:
         start = time.perf_counter()
-        adapter.call_many(calls)
-        return time.perf_counter() - start
+        replies = adapter.call_many(calls)
+        elapsed = time.perf_counter() - start
+        assert replies[-1] == uri.encode(calls[-1][1]["sessionId"])
+        return elapsed
 
+    from dsh_conformance.model import uri
+
+    floors = [run_echo(echo) for echo in echoes]
     try:
         for _ in range(3):
-            run_echo()
             run_adapter()
-        ratios, ours, floor = [], [], []
+            for floor in floors:
+                floor()
+        ours: list[float] = []
+        times: list[list[float]] = [[] for _ in floors]
         for _ in range(rounds * 3):
-            a = run_adapter()
-            b = run_echo()
-            ours.append(a)
-            floor.append(b)
-            ratios.append(a / b)
+            ours.append(run_adapter())
+            for got, floor in zip(times, floors, strict=True):
+                got.append(floor())
     finally:
         adapter.close()
-        echo.stdin.close()
-        echo.wait(timeout=30)
-    return {
-        "row": f"subprocess transport, {batch:,} pipelined calls",
-        "ratio": statistics.median(ratios),
-        "low": min(ratios),
-        "high": max(ratios),
-        "model_us": statistics.median(ours) * 1e6 / batch,
-        "upstream_us": statistics.median(floor) * 1e6 / batch,
-    }
+        for echo in echoes:
+            assert echo.stdin is not None
+            echo.stdin.close()
+            echo.wait(timeout=30)
+    rows = []
+    for name, floor_times in zip(
+        ("a bare echo", "an echo answering with the model's uri.encode"), times, strict=True
+    ):
+        ratios = [a / b for a, b in zip(ours, floor_times, strict=True)]
+        rows.append(
+            {
+                "row": f"subprocess transport, {batch:,} pipelined calls, vs {name}",
+                "ratio": statistics.median(ratios),
+                "low": min(ratios),
+                "high": max(ratios),
+                "model_us": statistics.median(ours) * 1e6 / batch,
+                "upstream_us": statistics.median(floor_times) * 1e6 / batch,
+            }
+        )
+    return rows
 
 
 def retention_floor(rounds: int, messages: int = 1000) -> dict[str, Any]:
@@ -577,8 +605,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     extra: list[dict[str, Any]] = []
     mem = None
     if not options.no_extra and not options.only:
-        for measure in (transport, retention_floor):
-            result = measure(options.rounds)
+        for result in [*transport(options.rounds), retention_floor(options.rounds)]:
             extra.append(result)
             print(
                 f"{result['ratio']:6.2f}  ({result['low']:.2f}-{result['high']:.2f})  "

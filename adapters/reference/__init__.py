@@ -82,6 +82,12 @@ class ReferenceAdapter:
         self._capabilities: frozenset[str] = frozenset(
             declared if capabilities is None else capabilities & declared
         )
+        #: The handler of every supported operation: one lookup per call.
+        self._handlers = {
+            name: entry.handler
+            for name, entry in REGISTRY.items()
+            if entry.capability in self._capabilities
+        }
 
     def handshake(self) -> Handshake:
         from dsh_conformance import __version__
@@ -97,16 +103,16 @@ class ReferenceAdapter:
         )
 
     def call(self, op: str, args: Mapping[str, Any]) -> Any:
-        if op == "reset":
-            self.state = State()
-            return None
-        entry = REGISTRY.get(op)
-        if entry is None or entry.capability not in self._capabilities:
+        handler = self._handlers.get(op)
+        if handler is None:
+            if op == "reset":
+                self.state = State()
+                return None
             raise ImplementationError(
                 ErrorCode.UNSUPPORTED_OPERATION, f"operation {op!r} is not supported"
             )
         try:
-            return entry.handler(self.state, args)
+            return handler(self.state, args)
         except DshError as exc:
             raise ImplementationError(exc.code, exc.message) from exc
 
