@@ -175,6 +175,26 @@ fast_find(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             total += (extra);                                                              \
     } while (0)
 
+/* Buffer.byteLength of s counting every surrogate as 3 bytes: exact unless s holds a
+ * pair as two code points (surrogate_state 2). */
+static Py_ssize_t
+length_if_no_pair(PyObject *s)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    Py_ssize_t total = n;
+    if (PyUnicode_IS_ASCII(s))
+        return n;
+    if (kind == PyUnicode_1BYTE_KIND)
+        LENGTH_SCAN(Py_UCS1, PyUnicode_1BYTE_DATA(s), (d[i + k] >> 7));
+    else if (kind == PyUnicode_2BYTE_KIND)
+        LENGTH_SCAN(Py_UCS2, PyUnicode_2BYTE_DATA(s), (d[i + k] >= 0x80) + (d[i + k] >= 0x800));
+    else
+        LENGTH_SCAN(Py_UCS4, PyUnicode_4BYTE_DATA(s),
+                    (d[i + k] >= 0x80) + (d[i + k] >= 0x800) + (d[i + k] >= 0x10000));
+    return total;
+}
+
 static PyObject *
 fast_utf8_length(PyObject *module, PyObject *s)
 {
@@ -183,21 +203,12 @@ fast_utf8_length(PyObject *module, PyObject *s)
         return NULL;
     }
     ENSURE_READY(s);
-    Py_ssize_t n = PyUnicode_GET_LENGTH(s);
-    int kind = PyUnicode_KIND(s);
-    Py_ssize_t total = n;
-    if (PyUnicode_IS_ASCII(s))
-        return PyLong_FromSsize_t(n);
-    if (kind == PyUnicode_1BYTE_KIND)
-        LENGTH_SCAN(Py_UCS1, PyUnicode_1BYTE_DATA(s), (d[i + k] >> 7));
-    else if (kind == PyUnicode_2BYTE_KIND)
-        LENGTH_SCAN(Py_UCS2, PyUnicode_2BYTE_DATA(s), (d[i + k] >= 0x80) + (d[i + k] >= 0x800));
-    else
-        LENGTH_SCAN(Py_UCS4, PyUnicode_4BYTE_DATA(s),
-                    (d[i + k] >= 0x80) + (d[i + k] >= 0x800) + (d[i + k] >= 0x10000));
-    /* A lone surrogate counts 3 (as U+FFFD), which the loop gave it; a pair held as two
+    Py_ssize_t total = length_if_no_pair(s);
+    /* A lone surrogate counts 3 (as U+FFFD), which the scan gave it; a pair held as two
      * code points is one astral character: 4 bytes, not 3 + 3. */
-    if (surrogate_state(s) == 2) {
+    if (!PyUnicode_IS_ASCII(s) && surrogate_state(s) == 2) {
+        Py_ssize_t n = PyUnicode_GET_LENGTH(s);
+        int kind = PyUnicode_KIND(s);
         for (Py_ssize_t i = 0; i + 1 < n; i++) {
             if (IS_HIGH(PyUnicode_READ(kind, PyUnicode_DATA(s), i)) &&
                 IS_LOW(PyUnicode_READ(kind, PyUnicode_DATA(s), i + 1))) {
@@ -207,6 +218,21 @@ fast_utf8_length(PyObject *module, PyObject *s)
         }
     }
     return PyLong_FromSsize_t(total);
+}
+
+/* utf8_length(s) when s is canonical (no pair held as two code points), else -1: one
+ * surrogate scan and one length scan, what projection needs of every message text. */
+static PyObject *
+fast_canonical_length(PyObject *module, PyObject *s)
+{
+    if (!PyUnicode_Check(s)) {
+        PyErr_SetString(PyExc_TypeError, "canonical_length() needs a str");
+        return NULL;
+    }
+    ENSURE_READY(s);
+    if (!PyUnicode_IS_ASCII(s) && surrogate_state(s) == 2)
+        return PyLong_FromLong(-1);
+    return PyLong_FromSsize_t(length_if_no_pair(s));
 }
 
 /* ---- JSON.stringify of a string, then base64url ----------------------------------- */
@@ -568,6 +594,8 @@ static PyMethodDef methods[] = {
     {"plain", fast_plain, METH_O,
      "Whether orjson spells value exactly as JSON.stringify does (jsstr._plain)."},
     {"utf8_length", fast_utf8_length, METH_O, "Node Buffer.byteLength(s, 'utf8')."},
+    {"canonical_length", fast_canonical_length, METH_O,
+     "utf8_length(s) if s holds no surrogate pair as two code points, else -1."},
     {"quote_base64url", fast_quote_base64url, METH_O,
      "base64url (unpadded) of the UTF-8 of JSON.stringify(s)."},
     {"unquote_base64url", fast_unquote_base64url, METH_O,

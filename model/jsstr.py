@@ -200,12 +200,14 @@ def canonical_utf8_length(s: str) -> tuple[str, int]:
     """``(canonical(s), utf8_length(s))`` in one pass where possible: a strict UTF-8
     encoding both proves *s* has no surrogate and counts its bytes (projection needs both
     for every message it keeps)."""
+    if _FAST is not None:
+        length = _FAST.canonical_length(s)
+        if length >= 0:
+            return s, length
+        s = canonical(s)
+        return s, int(_FAST.utf8_length(s))
     if s.isascii():
         return s, len(s)
-    if _FAST is not None:
-        if _FAST.surrogates(s) == 2:
-            s = canonical(s)
-        return s, int(_FAST.utf8_length(s))
     try:
         return s, len(s.encode("utf-8"))
     except UnicodeEncodeError:

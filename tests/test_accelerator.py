@@ -94,6 +94,16 @@ def test_utf8_length_agrees(s: str) -> None:
 
 
 @needs_extension
+@given(st.one_of(raw_strings, js_strings()))
+@example("\ud83d\ude00")  # a pair held as two code points: canonicalized, then 4 bytes
+@example("é\ud800")  # a lone surrogate stays as it is and counts 3 bytes
+def test_canonical_utf8_length_agrees(s: str) -> None:
+    for text in _widths(s):
+        expected = (slow_forms.canonical(text), slow_forms.utf8_length(text))
+        assert both(jsstr.canonical_utf8_length, text) == (expected,) * 2
+
+
+@needs_extension
 @given(st.one_of(raw_strings, js_strings(), st.text(min_size=100, max_size=600)))
 def test_uri_payload_encoding_agrees(s: str) -> None:
     expected = jsstr.base64url_encode(slow_forms.quote(s).encode("utf-8"))
