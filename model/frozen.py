@@ -15,16 +15,18 @@ from typing import Any
 class FrozenDict(Mapping[str, Any]):
     """An immutable, insertion-ordered JSON object."""
 
-    __slots__ = ("_data", "_hash", "get")
+    __slots__ = ("_data", "_hash")
 
     def __init__(self, items: Mapping[str, Any] | None = None) -> None:
         self._data: dict[str, Any] = dict(items or {})
         self._hash: int | None = None
-        #: ``dict.get`` itself, bound: projection reads several keys of every event.
-        self.get = self._data.get  # type: ignore[method-assign]
 
     def __getitem__(self, key: str) -> Any:
         return self._data[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """``dict.get`` speed (Mapping.get goes through ``__getitem__`` and an exception)."""
+        return self._data.get(key, default)
 
     def __contains__(self, key: object) -> bool:
         return key in self._data

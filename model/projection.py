@@ -93,6 +93,8 @@ def _text(event: Event, blocks: Sequence[Mapping[str, Any]]) -> tuple[str, int]:
     a one-block fast path."""
     if len(blocks) == 1:
         block = blocks[0]
+        if type(block) is FrozenDict:
+            block = block._data  # read in place: dict.get, not a Python-level get
         text = block.get("text")
         if block.get("type") != "text" or type(text) is not str:
             return "", 0
@@ -120,7 +122,11 @@ def display_content(event: Event) -> Sequence[Mapping[str, Any]]:
 
 
 def _data(event: Event) -> Mapping[str, Any]:
+    """The event's data object, read in place when it is frozen (projection reads a few
+    keys of every event: ``dict.get`` itself, not FrozenDict's Python-level ``get``)."""
     data = event.data
+    if type(data) is FrozenDict:
+        return data._data
     if not _is_object(data):
         raise _invalid(event, "data must be an object")
     return data
