@@ -48,6 +48,7 @@ SHUTDOWN_GRACE: Final = 2.0
 READ_POLL: Final = 0.1
 
 _EOF: Final = ("eof", b"")
+_MISSING: Final = object()
 HANDLED_SIGNALS: Final = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 #: Requests of a pipelined batch encoded before the first of them are sent.
 _SEND_EVERY: Final = 128
@@ -126,11 +127,14 @@ class _Process:
             self._discarding = False
             chunk = chunk[cut + 1 :]
         *complete, self._partial = (self._partial + chunk).split(b"\n")
-        for line in complete:
-            if len(line) > cap:
-                self.lines.append(("oversized", str(len(line)).encode()))
-            else:
-                self.lines.append(line)
+        if not complete or max(map(len, complete)) <= cap:
+            self.lines.extend(complete)  # the common case: every line within the cap
+        else:
+            for line in complete:
+                if len(line) > cap:
+                    self.lines.append(("oversized", str(len(line)).encode()))
+                else:
+                    self.lines.append(line)
         if len(self._partial) > cap:
             # Reported now, not when (if ever) the newline comes: a reply that never ends
             # is a protocol violation, not a slow answer.
@@ -426,21 +430,16 @@ class SubprocessAdapter:
         if self.validate:
             for _, message in batch:
                 wire.check("request", message)
-        replies = self._exchange(batch, self.timeout)
+        out = self._exchange(batch, self.timeout, results=True)
         self.calls += len(batch)
-        out: list[Any] = []
-        for reply in replies:
-            if "error" in reply:
-                error = reply["error"]
-                # Messages are for people: spelled out so they cannot drive a terminal.
-                out.append(ImplementationError(error["code"], wire.printable(error["message"])))
-            else:
-                out.append(reply["result"])
         return out
 
     def _exchange(
-        self, batch: Sequence[tuple[str, dict[str, Any]]], timeout: float
-    ) -> list[dict[str, Any]]:
+        self, batch: Sequence[tuple[str, dict[str, Any]]], timeout: float, results: bool = False
+    ) -> list[Any]:
+        """Send *batch* and read one reply per request, in order: the replies themselves,
+        or with *results* what ``call_many`` returns for each (the operation's result, or
+        the ``ImplementationError`` it answered with)."""
         process = self._process
         assert process is not None
         self._check_no_stray_reply(process, batch[0][0])
@@ -451,11 +450,12 @@ class SubprocessAdapter:
                 process.send(b"".join(_lines(batch[start : start + _SEND_EVERY])))
         except (OSError, ValueError):
             raise self._crashed(process, batch[0][0]) from None
-        replies: list[dict[str, Any]] = []
+        out: list[Any] = []
         arrived = process.lines
         plain = None if jsstr._FAST is None else jsstr._FAST.plain
         loads, decode, validate = orjson.loads, wire.decode, self.validate
         for op, message in batch:
+            id_ = message["id"]
             if arrived:
                 line = arrived.popleft()
             else:
@@ -463,7 +463,7 @@ class SubprocessAdapter:
                 try:
                     line = process.next_line(timeout)
                 except queue.Empty:
-                    raise self._silent(process, op, message["id"], timeout, stderr_before) from None
+                    raise self._silent(process, op, id_, timeout, stderr_before) from None
             if isinstance(line, tuple):  # not a reply line: EOF or an over-long line
                 raise self._not_a_reply(process, line, op)
             try:
@@ -474,21 +474,27 @@ class SubprocessAdapter:
                     reply = None
                 if type(reply) is not dict or plain is None or not plain(reply):
                     reply = decode(line)
-                # The common answer checked inline; anything else gets the full check.
+                # The common answer, {id, result} with our (integer) id, is taken at once;
+                # anything else gets the full check.
                 got = reply.get("id")
-                if (
-                    got != message["id"]
-                    or type(got) is bool
-                    or "result" not in reply
-                    or "error" in reply
-                    or validate
-                ):
-                    self._check_reply(reply, message["id"], op)
+                if type(got) is int and got == id_ and len(reply) == 2 and not validate:
+                    result = reply.get("result", _MISSING)
+                    if result is not _MISSING:
+                        out.append(result if results else reply)
+                        continue
+                self._check_reply(reply, id_, op)
             except AdapterFault:
                 self._drop()
                 raise
-            replies.append(reply)
-        return replies
+            if not results:
+                out.append(reply)
+            elif "error" in reply:
+                error = reply["error"]
+                # Messages are for people: spelled out so they cannot drive a terminal.
+                out.append(ImplementationError(error["code"], wire.printable(error["message"])))
+            else:
+                out.append(reply["result"])
+        return out
 
     def _not_a_reply(self, process: _Process, event: tuple[str, bytes], op: str) -> AdapterFault:
         """The fault for a stdout event that is not a reply line: EOF or an over-long line."""
