@@ -584,6 +584,144 @@ fast_plain(PyObject *module, PyObject *value)
     return PyBool_FromLong(ok);
 }
 
+/* ---- the served model's loop over plain request lines ---------------------------- */
+
+/* Interned at module start: dict lookups by these keys hash nothing. */
+static PyObject *KEY_ID, *KEY_OP, *KEY_ARGS, *KEY_RESULT, *KW_OPTION;
+
+/* 1 when value is the str text (exact), else 0. */
+static int
+is_text(PyObject *value, const char *text)
+{
+    return PyUnicode_CheckExact(value) && PyUnicode_CompareWithASCIIString(value, text) == 0;
+}
+
+/* answer(lines, start, call, loads, dumps, option, pending): adapters/serve.py's batch loop for
+ * plain operation requests, unrolled.  From lines[start], each line that loads(line)
+ * reads as a plain {id, op, args} object (id an int or str, op a str other than
+ * handshake and shutdown, args a dict) is answered with dumps({"id": id, "result":
+ * call(op, args)}, option=option) appended to pending.  It stops at the first line it cannot finish:
+ *   i             line i was not touched (the caller answers it the general way);
+ *   (i, id, x)    call ran for line i and the caller writes the reply: x is the
+ *                 exception call raised, or the reply dict dumps cannot write exactly;
+ *   len(lines)    every line was answered.
+ * A BaseException that is not an Exception (KeyboardInterrupt) propagates. */
+static PyObject *
+fast_answer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7 || !PyList_CheckExact(args[0]) || !PyList_CheckExact(args[6])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "answer(lines, start, call, loads, dumps, option, pending) needs two lists");
+        return NULL;
+    }
+    PyObject *lines = args[0], *call = args[2], *loads = args[3], *dumps = args[4];
+    PyObject *option = args[5], *pending = args[6];
+    PyObject *kwnames = PyTuple_Pack(1, KW_OPTION);
+    if (kwnames == NULL)
+        return NULL;
+    PyObject *out = NULL;
+    Py_ssize_t i = PyLong_AsSsize_t(args[1]);
+    if (i == -1 && PyErr_Occurred())
+        return NULL;
+    for (; i < PyList_GET_SIZE(lines); i++) {
+        PyObject *line = PyList_GET_ITEM(lines, i);
+        Py_INCREF(line);
+        PyObject *message = PyObject_CallOneArg(loads, line);
+        Py_DECREF(line);
+        if (message == NULL) {
+            if (PyErr_ExceptionMatches(PyExc_ValueError)) { /* orjson.JSONDecodeError */
+                PyErr_Clear();
+                out = PyLong_FromSsize_t(i);
+            }
+            goto done;
+        }
+        int ok = PyDict_CheckExact(message) && PyDict_GET_SIZE(message) == 3;
+        if (ok) {
+            ok = plain(message, 0);
+            if (ok < 0) {
+                Py_DECREF(message);
+                goto done;
+            }
+        }
+        PyObject *id = NULL, *op = NULL, *arguments = NULL;
+        if (ok) {
+            id = PyDict_GetItem(message, KEY_ID); /* borrowed; message keeps them */
+            op = PyDict_GetItem(message, KEY_OP);
+            arguments = PyDict_GetItem(message, KEY_ARGS);
+            ok = id != NULL && op != NULL && arguments != NULL &&
+                 (PyLong_CheckExact(id) || PyUnicode_CheckExact(id)) &&
+                 PyUnicode_CheckExact(op) && PyDict_CheckExact(arguments) &&
+                 !is_text(op, "handshake") && !is_text(op, "shutdown");
+        }
+        if (!ok) {
+            Py_DECREF(message);
+            out = PyLong_FromSsize_t(i);
+            goto done;
+        }
+        Py_INCREF(id);
+        PyObject *call_args[2] = {op, arguments};
+        PyObject *result = PyObject_Vectorcall(call, call_args, 2, NULL);
+        Py_DECREF(message);
+        if (result == NULL) {
+            if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+                Py_DECREF(id);
+                goto done;
+            }
+            PyObject *type, *value, *traceback;
+            PyErr_Fetch(&type, &value, &traceback);
+            PyErr_NormalizeException(&type, &value, &traceback);
+            if (traceback != NULL)
+                PyException_SetTraceback(value, traceback);
+            Py_XDECREF(type);
+            Py_XDECREF(traceback);
+            out = Py_BuildValue("(nNN)", i, id, value);
+            goto done;
+        }
+        PyObject *reply = PyDict_New();
+        if (reply == NULL || PyDict_SetItem(reply, KEY_ID, id) < 0 ||
+            PyDict_SetItem(reply, KEY_RESULT, result) < 0) {
+            Py_XDECREF(reply);
+            Py_DECREF(id);
+            Py_DECREF(result);
+            goto done;
+        }
+        Py_DECREF(result);
+        ok = plain(reply, 0);
+        if (ok < 0) {
+            Py_DECREF(reply);
+            Py_DECREF(id);
+            goto done;
+        }
+        PyObject *written = NULL;
+        if (ok) {
+            PyObject *dump_args[2] = {reply, option};
+            written = PyObject_Vectorcall(dumps, dump_args, 1, kwnames);
+        }
+        if (written == NULL) {
+            if (ok) {
+                if (!PyErr_ExceptionMatches(PyExc_TypeError)) { /* a lone surrogate */
+                    Py_DECREF(reply);
+                    Py_DECREF(id);
+                    goto done;
+                }
+                PyErr_Clear();
+            }
+            out = Py_BuildValue("(nNN)", i, id, reply);
+            goto done;
+        }
+        Py_DECREF(reply);
+        Py_DECREF(id);
+        int appended = PyList_Append(pending, written);
+        Py_DECREF(written);
+        if (appended < 0)
+            goto done;
+    }
+    out = PyLong_FromSsize_t(i);
+done:
+    Py_DECREF(kwnames);
+    return out;
+}
+
 /* ---- module ------------------------------------------------------------------------ */
 
 static PyMethodDef methods[] = {
@@ -594,6 +732,8 @@ static PyMethodDef methods[] = {
     {"plain", fast_plain, METH_O,
      "Whether orjson spells value exactly as JSON.stringify does (jsstr._plain)."},
     {"utf8_length", fast_utf8_length, METH_O, "Node Buffer.byteLength(s, 'utf8')."},
+    {"answer", (PyCFunction)(void (*)(void))fast_answer, METH_FASTCALL,
+     "adapters/serve.py's loop over plain request lines (see the C source)."},
     {"canonical_length", fast_canonical_length, METH_O,
      "utf8_length(s) if s holds no surrogate pair as two code points, else -1."},
     {"quote_base64url", fast_quote_base64url, METH_O,
@@ -613,5 +753,12 @@ PyInit__jsfast(void)
     memset(B64URL_VALUE, -1, sizeof B64URL_VALUE);
     for (int k = 0; k < 64; k++)
         B64URL_VALUE[(unsigned char)B64URL[k]] = (signed char)k;
+    KEY_ID = PyUnicode_InternFromString("id");
+    KEY_OP = PyUnicode_InternFromString("op");
+    KEY_ARGS = PyUnicode_InternFromString("args");
+    KEY_RESULT = PyUnicode_InternFromString("result");
+    KW_OPTION = PyUnicode_InternFromString("option");
+    if (!KEY_ID || !KEY_OP || !KEY_ARGS || !KEY_RESULT || !KW_OPTION)
+        return NULL;
     return PyModule_Create(&module_def);
 }
