@@ -722,6 +722,83 @@ done:
     return out;
 }
 
+/* take(batch, index, arrived, popleft, appendleft, loads, out): adapters/subprocess.py's
+ * reply loop for the common answer, unrolled.  While lines have arrived, a reply line
+ * that loads reads as a plain {"id": id, "result": result} object, id the exact integer
+ * of the request batch[index][1] awaits, puts result on out and moves on.  Anything else
+ * (an event that is not a line, any other reply) goes back to the front of arrived for
+ * the caller's full check.  Returns the index of the first request still unanswered. */
+static PyObject *
+fast_take(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7 || !PyList_CheckExact(args[0]) || !PyList_CheckExact(args[6])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "take(batch, index, arrived, popleft, appendleft, loads, out) needs lists");
+        return NULL;
+    }
+    PyObject *batch = args[0], *arrived = args[2], *popleft = args[3];
+    PyObject *appendleft = args[4], *loads = args[5], *out = args[6];
+    Py_ssize_t i = PyLong_AsSsize_t(args[1]);
+    if (i == -1 && PyErr_Occurred())
+        return NULL;
+    for (; i < PyList_GET_SIZE(batch); i++) {
+        Py_ssize_t waiting = PyObject_Size(arrived);
+        if (waiting < 0)
+            return NULL;
+        if (waiting == 0)
+            break;
+        PyObject *request = PyList_GET_ITEM(batch, i);
+        if (!PyTuple_CheckExact(request) || PyTuple_GET_SIZE(request) != 2 ||
+            !PyDict_CheckExact(PyTuple_GET_ITEM(request, 1)))
+            break;
+        PyObject *id = PyDict_GetItem(PyTuple_GET_ITEM(request, 1), KEY_ID); /* borrowed */
+        if (id == NULL || !PyLong_CheckExact(id))
+            break;
+        PyObject *line = PyObject_CallNoArgs(popleft);
+        if (line == NULL)
+            return NULL;
+        int taken = 0;
+        if (PyBytes_CheckExact(line)) {
+            PyObject *reply = PyObject_CallOneArg(loads, line);
+            if (reply == NULL) {
+                if (!PyErr_ExceptionMatches(PyExc_ValueError)) { /* orjson.JSONDecodeError */
+                    Py_DECREF(line);
+                    return NULL;
+                }
+                PyErr_Clear();
+            }
+            else {
+                PyObject *got, *result;
+                int ok = PyDict_CheckExact(reply) && PyDict_GET_SIZE(reply) == 2 &&
+                         (got = PyDict_GetItem(reply, KEY_ID)) != NULL && PyLong_CheckExact(got) &&
+                         (result = PyDict_GetItem(reply, KEY_RESULT)) != NULL;
+                if (ok)
+                    ok = PyObject_RichCompareBool(got, id, Py_EQ);
+                if (ok > 0)
+                    ok = plain(reply, 0);
+                if (ok > 0)
+                    ok = PyList_Append(out, result) < 0 ? -1 : 1;
+                Py_DECREF(reply);
+                if (ok < 0) {
+                    Py_DECREF(line);
+                    return NULL;
+                }
+                taken = ok;
+            }
+        }
+        if (!taken) {
+            PyObject *back = PyObject_CallOneArg(appendleft, line);
+            Py_DECREF(line);
+            if (back == NULL)
+                return NULL;
+            Py_DECREF(back);
+            break;
+        }
+        Py_DECREF(line);
+    }
+    return PyLong_FromSsize_t(i);
+}
+
 /* ---- module ------------------------------------------------------------------------ */
 
 static PyMethodDef methods[] = {
@@ -734,6 +811,8 @@ static PyMethodDef methods[] = {
     {"utf8_length", fast_utf8_length, METH_O, "Node Buffer.byteLength(s, 'utf8')."},
     {"answer", (PyCFunction)(void (*)(void))fast_answer, METH_FASTCALL,
      "adapters/serve.py's loop over plain request lines (see the C source)."},
+    {"take", (PyCFunction)(void (*)(void))fast_take, METH_FASTCALL,
+     "adapters/subprocess.py's reply loop for the common answer (see the C source)."},
     {"canonical_length", fast_canonical_length, METH_O,
      "utf8_length(s) if s holds no surrogate pair as two code points, else -1."},
     {"quote_base64url", fast_quote_base64url, METH_O,

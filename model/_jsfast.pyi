@@ -1,6 +1,6 @@
 # The optional C accelerator of jsstr.py (model/_jsfast.c); each function has a
-# pure-Python twin in jsstr.py with the same result on every input (answer's twin is the
-# Python loop in adapters/serve.py).
+# pure-Python twin in jsstr.py with the same result on every input (answer's and take's
+# twins are the general paths of adapters/serve.py and adapters/subprocess.py).
 
 from collections.abc import Callable
 from typing import Any
@@ -22,3 +22,13 @@ def answer(
     pending: list[bytes],
     /,
 ) -> int | tuple[int, int | str, Any]: ...
+def take(
+    batch: list[tuple[str, dict[str, Any]]],
+    index: int,
+    arrived: Any,
+    popleft: Callable[[], Any],
+    appendleft: Callable[[Any], None],
+    loads: Callable[[bytes], Any],
+    out: list[Any],
+    /,
+) -> int: ...

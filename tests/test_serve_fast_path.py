@@ -176,3 +176,107 @@ def test_the_harness_writes_a_batch_as_wire_encode_does(
 
     batch = [(op, {"id": id_, "op": op, "args": arguments}) for id_, op, arguments in requests]
     assert transport._lines(batch) == [wire.encode(message) for _, message in batch]
+
+
+# --- the harness's reply loop (_jsfast.take) ---------------------------------------------
+
+_REPLY_KINDS = st.sampled_from(
+    [
+        "result",
+        "error",
+        "wrong-id",
+        "bool-id",
+        "float-id",
+        "extra-key",
+        "garbage",
+        "lone-surrogate",
+        "big-int",
+        "no-result",
+        "array",
+        "oversized",
+    ]
+)
+
+
+def _reply_line(kind: str, id_: int, value: object) -> bytes | tuple[str, bytes]:
+    from dsh_conformance.adapters import wire
+
+    shapes: dict[str, object] = {
+        "result": {"id": id_, "result": value},
+        "error": {"id": id_, "error": {"code": "E", "message": "no\x1b[31m"}},
+        "wrong-id": {"id": id_ + 1, "result": value},
+        "bool-id": {"id": True, "result": value},
+        "float-id": {"id": float(id_), "result": value},
+        "extra-key": {"id": id_, "result": value, "x": 1},
+        "lone-surrogate": {"id": id_, "result": "\udc00"},
+        "big-int": {"id": id_, "result": 2**53 + 1},
+        "no-result": {"id": id_},
+        "array": [id_],
+    }
+    if kind == "garbage":
+        return b"not json"
+    if kind == "huge-int":  # an integer literal orjson reads as a float, json exactly
+        return b'{"id":%d,"result":[1180591620717411303425]}' % id_
+    if kind == "oversized":
+        return ("oversized", b"99")
+    return wire.encode(shapes[kind]).rstrip(b"\n")  # type: ignore[arg-type]
+
+
+class WithoutTake:
+    """The accelerator with every function but ``take``."""
+
+    def __init__(self, fast: object) -> None:
+        self.fast = fast
+
+    def __getattr__(self, name: str) -> object:
+        if name == "take":
+            raise AttributeError(name)
+        return getattr(self.fast, name)
+
+
+def _exchange_outcome(lines: list[bytes | tuple[str, bytes]], fast: bool) -> object:
+    from collections import deque
+
+    from dsh_conformance.adapters import subprocess as transport
+    from dsh_conformance.adapters.contract import AdapterFault, ImplementationError
+
+    class Process:  # what _exchange asks of a process, with the replies already arrived
+        def __init__(self) -> None:
+            self.lines: deque[bytes | tuple[str, bytes]] = deque(lines)
+            self.stderr_chunks = 0
+
+        def send(self, data: bytes) -> None:
+            pass
+
+        def kill(self) -> None:
+            pass
+
+    adapter = transport.SubprocessAdapter(["unused"], name="fake")
+    adapter._check_no_stray_reply = lambda *_: None  # type: ignore[method-assign]
+    adapter._process = Process()  # type: ignore[assignment]
+    saved = jsstr._FAST
+    if not fast:  # the accelerator without take: the reply loop's general path
+        jsstr._FAST = WithoutTake(saved)  # type: ignore[assignment]
+    batch = [("op", {"id": id_, "op": "op", "args": {}}) for id_ in range(1, len(lines) + 1)]
+    try:
+        out = adapter._exchange(batch, 1.0, results=True)
+    except AdapterFault as exc:
+        return ("fault", exc.kind, exc.message)
+    finally:
+        jsstr._FAST = saved
+    return [
+        (r.code, r.message) if isinstance(r, ImplementationError) else ("ok", repr(r)) for r in out
+    ]
+
+
+@given(st.lists(st.tuples(_REPLY_KINDS, json_values()), min_size=1, max_size=8))
+@example([("result", 1), ("bool-id", 1)])
+@example([("result", [1.5, "\ud83d\ude00"]), ("big-int", None), ("result", {"0": 1})])
+@example([("lone-surrogate", None), ("float-id", None), ("extra-key", None)])
+@example([("result", None), ("huge-int", None)])
+@example([("result", 1.0), ("float-id", 1)])
+def test_the_harness_reads_replies_as_its_general_path_does(
+    replies: list[tuple[str, object]],
+) -> None:
+    lines = [_reply_line(kind, id_, value) for id_, (kind, value) in enumerate(replies, 1)]
+    assert _exchange_outcome(lines, fast=True) == _exchange_outcome(lines, fast=False)
