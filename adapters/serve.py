@@ -45,14 +45,13 @@ class Server:
         self.stdout: BinaryIO = stdout if stdout is not None else sys.stdout.buffer
         self.pending: list[bytes] = []
         self.running = True
-        #: The plain-line fast path stands in for ``wire.decode`` and ``encode``: only where
-        #: ``encode`` is Server's own.
-        self._fused = jsstr._FAST is not None and type(self).encode is Server.encode
-        #: ... and, in one loop over a chunk's lines, for ``handle_line`` and ``dispatch``.
+        #: The accelerator's loop over plain lines stands in for ``handle_line``,
+        #: ``dispatch`` and ``encode``: only where all three are Server's own.
         self._batched = (
-            self._fused
+            jsstr._FAST is not None
             and type(self).handle_line is Server.handle_line
             and type(self).dispatch is Server.dispatch
+            and type(self).encode is Server.encode
         )
 
     def dispatch(self, message: Mapping[str, Any]) -> dict[str, Any]:
@@ -83,12 +82,6 @@ class Server:
 
     def handle_line(self, line: bytes) -> None:
         """Queue the reply to one request line (subclasses inject faults here)."""
-        if self._fused:
-            message = _plain_message(line)
-            if message is not None:
-                reply = self.dispatch(message)
-                self.pending.append(_plain_line(reply) or self.encode(reply))
-                return
         try:
             message = wire.decode(line)
         except AdapterFault as exc:
@@ -176,26 +169,6 @@ def _failure(id_: Any, exc: Exception) -> dict[str, Any]:
     if isinstance(exc, ImplementationError):
         return wire.error(id_, exc.code, exc.message)
     return wire.error(id_, ADAPTER_FAILURE, f"{type(exc).__name__}: {exc}")
-
-
-def _plain_message(line: bytes) -> dict[str, Any] | None:
-    """*line* read by orjson, when it is an object of plain values (``jsstr.quick_plain``):
-    exactly what ``wire.decode`` returns for it.  ``None`` sends the line to ``decode``."""
-    try:
-        message = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    return message if type(message) is dict and jsstr.quick_plain(message) else None
-
-
-def _plain_line(reply: Mapping[str, Any]) -> bytes | None:
-    """*reply* as a protocol line written by orjson, when it is plain; else ``None``."""
-    if not jsstr.quick_plain(reply):
-        return None
-    try:
-        return orjson.dumps(reply, option=orjson.OPT_APPEND_NEWLINE)
-    except TypeError:  # a lone surrogate: JSON.stringify escapes it, orjson refuses
-        return None
 
 
 def build_adapter(name: str) -> Adapter:

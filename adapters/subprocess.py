@@ -48,7 +48,6 @@ SHUTDOWN_GRACE: Final = 2.0
 READ_POLL: Final = 0.1
 
 _EOF: Final = ("eof", b"")
-_MISSING: Final = object()
 HANDLED_SIGNALS: Final = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 #: Requests of a pipelined batch encoded before the first of them are sent.
 _SEND_EVERY: Final = 128
@@ -420,13 +419,9 @@ class SubprocessAdapter:
             raise AdapterFault("crash", f"{self.name}: the adapter is closed")
         if self._process is None:
             self._start()
-        first = self._next_id
+        first = self._next_id  # the batch's ids, taken in one go
         self._next_id += len(calls)
-        # wire.request, unrolled (a copy of args only when it is not a dict already)
-        batch = [
-            (op, {"id": id_, "op": op, "args": args if type(args) is dict else dict(args)})
-            for id_, (op, args) in enumerate(calls, first)
-        ]
+        batch = [(op, wire.request(id_, op, args)) for id_, (op, args) in enumerate(calls, first)]
         if self.validate:
             for _, message in batch:
                 wire.check("request", message)
@@ -447,21 +442,20 @@ class SubprocessAdapter:
             # Sent as it is encoded: the implementation starts on the first requests
             # while the rest are still being written.
             for start in range(0, len(batch), _SEND_EVERY):
-                process.send(b"".join(_lines(batch[start : start + _SEND_EVERY])))
+                chunk = batch[start : start + _SEND_EVERY]
+                process.send(b"".join(wire.encode_all([message for _, message in chunk])))
         except (OSError, ValueError):
             raise self._crashed(process, batch[0][0]) from None
         out: list[Any] = []
         arrived = process.lines
-        plain = None if jsstr._FAST is None else jsstr._FAST.plain
-        loads, decode, validate = orjson.loads, wire.decode, self.validate
         # The common answer to a call, in the accelerator: it stops at anything else.
-        take = None if validate or not results else getattr(jsstr._FAST, "take", None)
+        take = None if self.validate or not results else getattr(jsstr._FAST, "take", None)
         requests = batch if type(batch) is list else list(batch)
         index, count = 0, len(requests)
         while index < count:
             if take is not None and arrived:
                 index = take(
-                    requests, index, arrived, arrived.popleft, arrived.appendleft, loads, out
+                    requests, index, arrived, arrived.popleft, arrived.appendleft, orjson.loads, out
                 )
                 if index == count:
                     break
@@ -479,21 +473,7 @@ class SubprocessAdapter:
             if isinstance(line, tuple):  # not a reply line: EOF or an over-long line
                 raise self._not_a_reply(process, line, op)
             try:
-                # wire.decode, unrolled: what orjson reads as a plain object is its answer.
-                try:
-                    reply = loads(line)
-                except orjson.JSONDecodeError:
-                    reply = None
-                if type(reply) is not dict or plain is None or not plain(reply):
-                    reply = decode(line)
-                # The common answer, {id, result} with our (integer) id, is taken at once;
-                # anything else gets the full check.
-                got = reply.get("id")
-                if type(got) is int and got == id_ and len(reply) == 2 and not validate:
-                    result = reply.get("result", _MISSING)
-                    if result is not _MISSING:
-                        out.append(result if results else reply)
-                        continue
+                reply = wire.decode(line)
                 self._check_reply(reply, id_, op)
             except AdapterFault:
                 self._drop()
@@ -598,18 +578,6 @@ class SubprocessAdapter:
         how = "closed its stdout" if status is None else f"exited with status {status}"
         message = f"{self.name}: the implementation {how} while answering {op!r}"
         return AdapterFault("crash", message + (f"; stderr ends with:\n{tail}" if tail else ""))
-
-
-def _lines(batch: Sequence[tuple[str, dict[str, Any]]]) -> list[bytes]:
-    """The protocol lines of *batch* (``wire.encode`` of each message): written by orjson
-    in one go when the whole batch is plain (``jsstr.quick_plain``), else one by one."""
-    if jsstr._FAST is not None and jsstr._FAST.plain([message for _, message in batch]):
-        dumps, newline = orjson.dumps, orjson.OPT_APPEND_NEWLINE
-        try:
-            return [dumps(message, option=newline) for _, message in batch]
-        except TypeError:  # a lone surrogate somewhere: JSON.stringify escapes it
-            pass
-    return [wire.encode(message) for _, message in batch]
 
 
 def _from_name(rest: str) -> SubprocessAdapter:

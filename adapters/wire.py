@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final
 
@@ -49,6 +49,17 @@ def _reject_constant(token: str) -> Any:
 def encode(message: Mapping[str, Any]) -> bytes:
     """One protocol line (``JSON.stringify`` + ``\\n``) as UTF-8 bytes."""
     return jsstr.stringify_bytes(message, b"\n")
+
+
+def encode_all(messages: Sequence[Mapping[str, Any]]) -> list[bytes]:
+    """``[encode(m) for m in messages]``, with one plainness check for them all: orjson
+    writes the lot when it spells every one as ``JSON.stringify`` does."""
+    if jsstr.quick_plain(messages if type(messages) is list else list(messages)):
+        try:
+            return [orjson.dumps(m, option=orjson.OPT_APPEND_NEWLINE) for m in messages]
+        except TypeError:  # a lone surrogate somewhere: JSON.stringify escapes it
+            pass
+    return [encode(message) for message in messages]
 
 
 def decode(line: bytes) -> dict[str, Any]:

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -23,16 +22,7 @@ from dsh_conformance.model import jsstr
 
 sys.path.insert(0, str(Path(__file__).parent))
 import slow_forms
-
-try:
-    from dsh_conformance.model import _jsfast
-except ImportError:  # pragma: no cover - depends on the build
-    _jsfast = None  # type: ignore[assignment]
-
-needs_extension = pytest.mark.skipif(
-    _jsfast is None and os.environ.get("CI", "") in ("", "false", "0"),
-    reason="the C accelerator is not built here (a C compiler is needed; CI requires it)",
-)
+from extension_kit import _jsfast, needs_extension
 
 #: Strings at code-unit level: lone surrogates, split pairs, every storage width.
 raw_strings = st.lists(

@@ -306,6 +306,7 @@ def transport(rounds: int, batch: int = 2000) -> list[dict[str, Any]]:
     import orjson
 
     from dsh_conformance.adapters.subprocess import SubprocessAdapter
+    from dsh_conformance.model import uri
 
     calls = [("uri.encode", {"sessionId": f"session-{i}"}) for i in range(batch)]
     adapter = SubprocessAdapter([sys.executable, "-m", "dsh_conformance.adapters.serve"])
@@ -340,8 +341,6 @@ def transport(rounds: int, batch: int = 2000) -> list[dict[str, Any]]:
         elapsed = time.perf_counter() - start
         assert replies[-1] == uri.encode(calls[-1][1]["sessionId"])
         return elapsed
-
-    from dsh_conformance.model import uri
 
     floors = [run_echo(echo) for echo in echoes]
     try:
