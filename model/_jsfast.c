@@ -584,6 +584,164 @@ fast_plain(PyObject *module, PyObject *value)
     return PyBool_FromLong(ok);
 }
 
+/* ---- protocol lines spelled exactly as JSON.stringify spells them ----------------- */
+
+/* Writes v in decimal at buf (room for 21 bytes); returns the length. */
+static int
+decimal(long long v, char *buf)
+{
+    char digits[21];
+    int n = 0, k = 0;
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    do {
+        digits[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        buf[k++] = '-';
+    while (n)
+        buf[k++] = digits[--n];
+    return k;
+}
+
+/* The bytes of {"id":<id>,"result":<dumped> followed by "}\n": the reply line, framed
+ * as orjson frames it, around a result already written. */
+static PyObject *
+framed_reply(long long id, PyObject *dumped)
+{
+    char head[48] = "{\"id\":";
+    int k = 6 + decimal(id, head + 6);
+    memcpy(head + k, ",\"result\":", 10);
+    k += 10;
+    Py_ssize_t m = PyBytes_GET_SIZE(dumped);
+    PyObject *line = PyBytes_FromStringAndSize(NULL, k + m + 2);
+    if (line == NULL)
+        return NULL;
+    char *d = PyBytes_AS_STRING(line);
+    memcpy(d, head, k);
+    memcpy(d + k, PyBytes_AS_STRING(dumped), m);
+    d[k + m] = '}';
+    d[k + m + 1] = '\n';
+    return line;
+}
+
+static int
+is_name_char(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '.' || c == '_' || c == '-';
+}
+
+/* The op names of a batch repeat: the last one is kept, so its hash is computed once. */
+static PyObject *LAST_OP;
+
+static PyObject *
+op_name(const char *s, Py_ssize_t n)
+{
+    if (LAST_OP != NULL && PyUnicode_GET_LENGTH(LAST_OP) == n &&
+        memcmp(PyUnicode_1BYTE_DATA(LAST_OP), s, (size_t)n) == 0) {
+        Py_INCREF(LAST_OP);
+        return LAST_OP;
+    }
+    PyObject *op = PyUnicode_FromStringAndSize(s, n); /* ASCII: is_name_char */
+    if (op == NULL)
+        return NULL;
+    Py_INCREF(op);
+    Py_XSETREF(LAST_OP, op);
+    return op;
+}
+
+/* A request line spelled exactly {"id":N,"op":"NAME","args":{...}} -- N a JSON integer of
+ * at most 15 digits (below 2**53), NAME of ASCII letters, digits, '.', '_' and '-', args a
+ * plain object -- read without building the outer object, which loads(line) would build
+ * with these same three members.  1 with new references in *id, *op and *arguments; 0 when
+ * the line is spelled in any other way (the caller reads it whole); -1 on an error. */
+static int
+unframe_request(PyObject *line, PyObject *loads, PyObject **id, PyObject **op,
+                PyObject **arguments)
+{
+    const char *s = PyBytes_AS_STRING(line);
+    Py_ssize_t n = PyBytes_GET_SIZE(line), p = 6, digits = 0;
+    if (n < 28 || memcmp(s, "{\"id\":", 6) != 0 || s[n - 1] != '}')
+        return 0;
+    long long v = 0;
+    if (s[p] == '0') {
+        p++;
+        digits = 1;
+    }
+    else {
+        for (; p < n && s[p] >= '0' && s[p] <= '9' && digits <= 15; p++, digits++)
+            v = v * 10 + (s[p] - '0');
+    }
+    if (digits == 0 || digits > 15 || n - p < 7 || memcmp(s + p, ",\"op\":\"", 7) != 0)
+        return 0;
+    Py_ssize_t name = p += 7;
+    while (p < n && is_name_char(s[p]))
+        p++;
+    Py_ssize_t name_end = p;
+    if (name_end == name || n - p < 10 || memcmp(s + p, "\",\"args\":", 9) != 0)
+        return 0;
+    p += 9;
+    PyObject *raw = PyBytes_FromStringAndSize(s + p, n - 1 - p);
+    if (raw == NULL)
+        return -1;
+    PyObject *value = PyObject_CallOneArg(loads, raw);
+    Py_DECREF(raw);
+    if (value == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_ValueError)) /* orjson.JSONDecodeError */
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    int ok = PyDict_CheckExact(value) ? plain(value, 1) : 0; /* as plain(message, 0) sees it */
+    if (ok > 0) {
+        *op = op_name(s + name, name_end - name);
+        *id = *op == NULL ? NULL : PyLong_FromLongLong(v);
+        if (*id == NULL) {
+            Py_XDECREF(*op);
+            ok = -1;
+        }
+    }
+    if (ok <= 0) {
+        Py_DECREF(value);
+        return ok;
+    }
+    *arguments = value;
+    return 1;
+}
+
+/* The result of a reply line spelled exactly {"id":<id>,"result":<value>}, value plain:
+ * loads(line)["result"], read without building the two-member object loads(line) would.
+ * NULL without an error when the line is spelled in any other way. */
+static PyObject *
+unframe_result(PyObject *line, long long id, PyObject *loads)
+{
+    char head[48] = "{\"id\":";
+    int k = 6 + decimal(id, head + 6);
+    memcpy(head + k, ",\"result\":", 10);
+    k += 10;
+    const char *s = PyBytes_AS_STRING(line);
+    Py_ssize_t n = PyBytes_GET_SIZE(line);
+    if (n <= k + 1 || s[n - 1] != '}' || memcmp(s, head, (size_t)k) != 0)
+        return NULL;
+    PyObject *raw = PyBytes_FromStringAndSize(s + k, n - 1 - k);
+    if (raw == NULL)
+        return NULL;
+    PyObject *value = PyObject_CallOneArg(loads, raw);
+    Py_DECREF(raw);
+    if (value == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_ValueError)) /* orjson.JSONDecodeError */
+            PyErr_Clear();
+        return NULL;
+    }
+    int ok = plain(value, 1); /* as plain(reply, 0) sees it */
+    if (ok <= 0) {
+        Py_DECREF(value);
+        return NULL;
+    }
+    return value;
+}
+
 /* ---- the served model's loop over plain request lines ---------------------------- */
 
 /* Interned at module start: dict lookups by these keys hash nothing. */
@@ -605,7 +763,11 @@ is_text(PyObject *value, const char *text)
  *   (i, id, x)    call ran for line i and the caller writes the reply: x is the
  *                 exception call raised, or the reply dict dumps cannot write exactly;
  *   len(lines)    every line was answered.
- * A BaseException that is not an Exception (KeyboardInterrupt) propagates. */
+ * A BaseException that is not an Exception (KeyboardInterrupt) propagates.  A request
+ * spelled as JSON.stringify spells it with an integer id has only its args read
+ * (unframe_request), and a reply to an integer id is framed around dumps(result)
+ * (framed_reply): neither outer object is built (callgrind, a small call: 13.8K -> 9.4K
+ * instructions in the served model, and 11.3K -> 9.4K in the harness). */
 static PyObject *
 fast_answer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -625,43 +787,54 @@ fast_answer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     for (; i < PyList_GET_SIZE(lines); i++) {
         PyObject *line = PyList_GET_ITEM(lines, i);
+        PyObject *id = NULL, *op = NULL, *arguments = NULL;
         Py_INCREF(line);
-        PyObject *message = PyObject_CallOneArg(loads, line);
-        Py_DECREF(line);
-        if (message == NULL) {
-            if (PyErr_ExceptionMatches(PyExc_ValueError)) { /* orjson.JSONDecodeError */
-                PyErr_Clear();
-                out = PyLong_FromSsize_t(i);
-            }
-            goto done;
-        }
-        int ok = PyDict_CheckExact(message) && PyDict_GET_SIZE(message) == 3;
-        if (ok) {
-            ok = plain(message, 0);
-            if (ok < 0) {
-                Py_DECREF(message);
+        int ok = PyBytes_CheckExact(line) ? unframe_request(line, loads, &id, &op, &arguments) : 0;
+        if (ok == 0) { /* read whole */
+            PyObject *message = PyObject_CallOneArg(loads, line);
+            if (message == NULL) {
+                Py_DECREF(line);
+                if (PyErr_ExceptionMatches(PyExc_ValueError)) { /* orjson.JSONDecodeError */
+                    PyErr_Clear();
+                    out = PyLong_FromSsize_t(i);
+                }
                 goto done;
             }
+            ok = PyDict_CheckExact(message) && PyDict_GET_SIZE(message) == 3;
+            if (ok)
+                ok = plain(message, 0);
+            if (ok > 0) {
+                id = PyDict_GetItem(message, KEY_ID); /* borrowed; message keeps them */
+                op = PyDict_GetItem(message, KEY_OP);
+                arguments = PyDict_GetItem(message, KEY_ARGS);
+                ok = id != NULL && op != NULL && arguments != NULL &&
+                     (PyLong_CheckExact(id) || PyUnicode_CheckExact(id)) &&
+                     PyUnicode_CheckExact(op) && PyDict_CheckExact(arguments);
+                if (ok) {
+                    Py_INCREF(id);
+                    Py_INCREF(op);
+                    Py_INCREF(arguments);
+                }
+            }
+            Py_DECREF(message);
         }
-        PyObject *id = NULL, *op = NULL, *arguments = NULL;
-        if (ok) {
-            id = PyDict_GetItem(message, KEY_ID); /* borrowed; message keeps them */
-            op = PyDict_GetItem(message, KEY_OP);
-            arguments = PyDict_GetItem(message, KEY_ARGS);
-            ok = id != NULL && op != NULL && arguments != NULL &&
-                 (PyLong_CheckExact(id) || PyUnicode_CheckExact(id)) &&
-                 PyUnicode_CheckExact(op) && PyDict_CheckExact(arguments) &&
-                 !is_text(op, "handshake") && !is_text(op, "shutdown");
+        Py_DECREF(line);
+        if (ok < 0)
+            goto done;
+        if (ok && (is_text(op, "handshake") || is_text(op, "shutdown"))) {
+            Py_DECREF(id);
+            Py_DECREF(op);
+            Py_DECREF(arguments);
+            ok = 0;
         }
         if (!ok) {
-            Py_DECREF(message);
             out = PyLong_FromSsize_t(i);
             goto done;
         }
-        Py_INCREF(id);
         PyObject *call_args[2] = {op, arguments};
         PyObject *result = PyObject_Vectorcall(call, call_args, 2, NULL);
-        Py_DECREF(message);
+        Py_DECREF(op);
+        Py_DECREF(arguments);
         if (result == NULL) {
             if (!PyErr_ExceptionMatches(PyExc_Exception)) {
                 Py_DECREF(id);
@@ -677,39 +850,72 @@ fast_answer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             out = Py_BuildValue("(nNN)", i, id, value);
             goto done;
         }
-        PyObject *reply = PyDict_New();
-        if (reply == NULL || PyDict_SetItem(reply, KEY_ID, id) < 0 ||
-            PyDict_SetItem(reply, KEY_RESULT, result) < 0) {
-            Py_XDECREF(reply);
-            Py_DECREF(id);
-            Py_DECREF(result);
-            goto done;
-        }
-        Py_DECREF(result);
-        ok = plain(reply, 0);
-        if (ok < 0) {
-            Py_DECREF(reply);
-            Py_DECREF(id);
-            goto done;
-        }
         PyObject *written = NULL;
-        if (ok) {
-            PyObject *dump_args[2] = {reply, option};
-            written = PyObject_Vectorcall(dumps, dump_args, 1, kwnames);
-        }
-        if (written == NULL) {
+        if (PyLong_CheckExact(id)) {
+            /* An integer id (a safe one: plain) frames the result as dumps frames it in
+             * {"id": id, "result": result}, with no object built. */
+            ok = plain(result, 1);
+            if (ok < 0) {
+                Py_DECREF(result);
+                Py_DECREF(id);
+                goto done;
+            }
             if (ok) {
-                if (!PyErr_ExceptionMatches(PyExc_TypeError)) { /* a lone surrogate */
-                    Py_DECREF(reply);
+                PyObject *dumped = PyObject_CallOneArg(dumps, result);
+                if (dumped != NULL) {
+                    written = framed_reply(PyLong_AsLongLong(id), dumped);
+                    Py_DECREF(dumped);
+                    if (written == NULL) {
+                        Py_DECREF(result);
+                        Py_DECREF(id);
+                        goto done;
+                    }
+                }
+                else if (PyErr_ExceptionMatches(PyExc_TypeError)) /* a lone surrogate */
+                    PyErr_Clear();
+                else {
+                    Py_DECREF(result);
                     Py_DECREF(id);
                     goto done;
                 }
-                PyErr_Clear();
             }
-            out = Py_BuildValue("(nNN)", i, id, reply);
-            goto done;
         }
-        Py_DECREF(reply);
+        if (written == NULL) {
+            PyObject *reply = PyDict_New();
+            if (reply == NULL || PyDict_SetItem(reply, KEY_ID, id) < 0 ||
+                PyDict_SetItem(reply, KEY_RESULT, result) < 0) {
+                Py_XDECREF(reply);
+                Py_DECREF(id);
+                Py_DECREF(result);
+                goto done;
+            }
+            Py_DECREF(result);
+            result = NULL;
+            ok = PyUnicode_CheckExact(id) ? plain(reply, 0) : 0;
+            if (ok < 0) {
+                Py_DECREF(reply);
+                Py_DECREF(id);
+                goto done;
+            }
+            if (ok) {
+                PyObject *dump_args[2] = {reply, option};
+                written = PyObject_Vectorcall(dumps, dump_args, 1, kwnames);
+            }
+            if (written == NULL) {
+                if (ok) {
+                    if (!PyErr_ExceptionMatches(PyExc_TypeError)) { /* a lone surrogate */
+                        Py_DECREF(reply);
+                        Py_DECREF(id);
+                        goto done;
+                    }
+                    PyErr_Clear();
+                }
+                out = Py_BuildValue("(nNN)", i, id, reply);
+                goto done;
+            }
+            Py_DECREF(reply);
+        }
+        Py_XDECREF(result);
         Py_DECREF(id);
         int appended = PyList_Append(pending, written);
         Py_DECREF(written);
@@ -727,7 +933,9 @@ done:
  * that loads reads as a plain {"id": id, "result": result} object, id the exact integer
  * of the request batch[index][1] awaits, puts result on out and moves on.  Anything else
  * (an event that is not a line, any other reply) goes back to the front of arrived for
- * the caller's full check.  Returns the index of the first request still unanswered. */
+ * the caller's full check.  Returns the index of the first request still unanswered.
+ * The reply as the served model spells it, {"id":<id>,"result":<value>} byte for byte,
+ * has only its value read (unframe_result): the outer object is never built. */
 static PyObject *
 fast_take(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -758,7 +966,30 @@ fast_take(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         if (line == NULL)
             return NULL;
         int taken = 0;
-        if (PyBytes_CheckExact(line)) {
+        int overflow = 0;
+        long long expected = PyLong_AsLongLongAndOverflow(id, &overflow);
+        if (expected == -1 && PyErr_Occurred()) {
+            Py_DECREF(line);
+            return NULL;
+        }
+        if (PyBytes_CheckExact(line) && !overflow) {
+            /* The reply spelled as the served model spells it: only its result is read. */
+            PyObject *result = unframe_result(line, expected, loads);
+            if (result == NULL && PyErr_Occurred()) {
+                Py_DECREF(line);
+                return NULL;
+            }
+            if (result != NULL) {
+                int appended = PyList_Append(out, result);
+                Py_DECREF(result);
+                if (appended < 0) {
+                    Py_DECREF(line);
+                    return NULL;
+                }
+                taken = 1;
+            }
+        }
+        if (!taken && PyBytes_CheckExact(line)) {
             PyObject *reply = PyObject_CallOneArg(loads, line);
             if (reply == NULL) {
                 if (!PyErr_ExceptionMatches(PyExc_ValueError)) { /* orjson.JSONDecodeError */

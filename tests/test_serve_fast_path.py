@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from dsh_conformance.adapters import heap, serve
 from dsh_conformance.adapters.reference import ReferenceAdapter
 from dsh_conformance.conformance.strategies import js_strings, json_values
-from dsh_conformance.model import jsstr
+from dsh_conformance.model import jsstr, uri
 
 sys.path.insert(0, str(Path(__file__).parent))
 from extension_kit import _jsfast, needs_extension
@@ -121,6 +121,33 @@ def test_fast_and_general_paths_reply_alike(id_: object, op: str, arguments: obj
         b'{"id":1,',
         b"\xff",
         b'{"id":1,"op":"uri.encode","args":{"id":NaN}}',
+        # near misses of the spelling _jsfast.answer reads without the outer object
+        b'{"id":01,"op":"uri.encode","args":{"sessionId":"a"}}',
+        b'{"id":-1,"op":"uri.encode","args":{"sessionId":"a"}}',
+        b'{"id":0,"op":"uri.encode","args":{"sessionId":"a"}}',
+        b'{"id":999999999999999,"op":"uri.encode","args":{"sessionId":"a"}}',
+        b'{"id":1234567890123456,"op":"uri.encode","args":{"sessionId":"a"}}',
+        b'{"id":1e0,"op":"uri.encode","args":{"sessionId":"a"}}',
+        b'{"id":1.0,"op":"uri.encode","args":{"sessionId":"a"}}',
+        b'{"id":1, "op":"uri.encode","args":{"sessionId":"a"}}',
+        b'{"id":1,"op":"uri\\u002eencode","args":{"sessionId":"a"}}',
+        b'{"id":1,"op":"uri.encode","args":{"sessionId":"a"}} ',
+        b'{"id":1,"op":"uri.encode","args":{"sessionId":"a"}}\r',
+        b'{"id":1,"op":"uri.encode","args":{"sessionId":"a"}}}',
+        b'{"id":1,"op":"uri.encode","args":{"sessionId":"a"},"op":"uri.decode"}',
+        b'{"id":1,"op":"uri.encode","args":{"sessionId":"a"},"args":{"sessionId":"b"}}',
+        b'{"id":1,"op":"uri.encode","args":{"0":1,"sessionId":"a"}}',
+        b'{"id":1,"op":"uri.encode","args":{}}',
+        b'{"id":1,"op":"uri.encode","args":"x"}',
+        b'{"id":1,"op":"","args":{"sessionId":"a"}}',
+        b'{"id":1,"op":"handshake","args":{"protocol":2}}',
+        b'{"id":1,"op":"shutdown","args":{}}',
+        b'{"id":1,"op":"uri.encode","args":{"sessionId":"a"}, "x":1}',
+        b'{"id":1,"op":"uri.encode","args":{"sessionId":"a"}x',
+        b'{"id":1,"op":"uri.encode","args"={"sessionId":"a"}}',
+        b'{"id":1,"op"="uri.encode","args":{"sessionId":"a"}}',
+        b'{"id"=1,"op":"uri.encode","args":{"sessionId":"a"}}',
+        b'{"id":1,"op":"uri.encode","args":{"sessionId":"a"}',
     ],
 )
 def test_lines_the_fast_path_hands_off_get_the_general_answer(line: bytes) -> None:
@@ -142,6 +169,22 @@ def test_a_chunk_of_lines_gets_the_general_replies_up_to_a_shutdown(
         server.handle_lines(lines)
     assert fast.pending == general.pending
     assert fast.running == general.running
+
+
+def test_op_names_that_share_a_start_are_told_apart() -> None:
+    """The batch loop keeps the last op name it read (its hash is computed once)."""
+    fast, general = _servers()
+    ops = ("uri.encode", "uri", "uri.encodex", "uri.decode", "uri.encode", "uri.encode")
+    lines = [
+        jsstr.stringify_bytes({"id": id_, "op": op, "args": {"sessionId": "a", "uri": "x"}})
+        for id_, op in enumerate(ops)
+    ]
+    for server in (fast, general):
+        server.handle_lines(lines)
+    assert fast.pending == general.pending
+    encoded = uri.encode("a")
+    results = [orjson.loads(reply).get("result") for reply in fast.pending]
+    assert results == [encoded, None, None, None, encoded, encoded]
 
 
 @pytest.mark.parametrize(
@@ -194,6 +237,22 @@ def test_the_harness_writes_a_batch_as_wire_encode_does(
 
 # --- the harness's reply loop (_jsfast.take) ---------------------------------------------
 
+#: Near misses of the reply spelling ``_jsfast.take`` reads without the outer object.
+_NEAR_REPLIES: dict[str, bytes] = {
+    "spaced": b'{"id": %d, "result": "x"}',
+    "trailing-space": b'{"id":%d,"result":"x"} ',
+    "two-results": b'{"id":%d,"result":"x","result":"y"}',
+    "result-and-error": b'{"id":%d,"result":"x","error":{"code":"E","message":"m"}}',
+    "no-value": b'{"id":%d,"result":}',
+    "extra-brace": b'{"id":%d,"result":"x"}}',
+    "leading-zero": b'{"id":0%d,"result":"x"}',
+    "digit-appended": b'{"id":%d0,"result":"x"}',
+    "digit-key": b'{"id":%d,"result":{"0":1}}',
+    "unclosed": b'{"id":%d,"result":12',
+    "no-colon": b'{"id":%d,"result"="x"}',
+}
+
+
 _REPLY_KINDS = st.sampled_from(
     [
         "result",
@@ -208,6 +267,7 @@ _REPLY_KINDS = st.sampled_from(
         "no-result",
         "array",
         "oversized",
+        *_NEAR_REPLIES,
     ]
 )
 
@@ -233,6 +293,8 @@ def _reply_line(kind: str, id_: int, value: object) -> bytes | tuple[str, bytes]
         return b'{"id":%d,"result":[1180591620717411303425]}' % id_
     if kind == "oversized":
         return ("oversized", b"99")
+    if kind in _NEAR_REPLIES:
+        return _NEAR_REPLIES[kind] % id_
     return wire.encode(shapes[kind]).rstrip(b"\n")  # type: ignore[arg-type]
 
 
@@ -281,6 +343,12 @@ def _exchange_outcome(lines: list[bytes | tuple[str, bytes]], fast: bool) -> obj
     return [
         (r.code, r.message) if isinstance(r, ImplementationError) else ("ok", repr(r)) for r in out
     ]
+
+
+@pytest.mark.parametrize("kind", sorted(_NEAR_REPLIES))
+def test_near_misses_of_the_common_reply_get_the_general_answer(kind: str) -> None:
+    lines = [_reply_line(k, id_, "v") for id_, k in enumerate(("result", kind, "result"), 1)]
+    assert _exchange_outcome(lines, fast=True) == _exchange_outcome(lines, fast=False)
 
 
 @given(st.lists(st.tuples(_REPLY_KINDS, json_values()), min_size=1, max_size=8))
