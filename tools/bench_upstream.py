@@ -652,7 +652,7 @@ NOTES = [
     "  of the memory line (frozen event copies; strings are shared, never copied). The",
     "  goal of 2x the text holds for no implementation that receives its source as",
     "  in-memory strings: Node keeps this text in two-byte strings too, and its own start",
-    "  alone is about 10x the 2,000-message text (the side-by-side line). Meeting it would",
+    "  alone is many times the 2,000-message text (the side-by-side line). Meeting it would",
     "  take a preparation that streams the stored log instead of receiving it.",
     "- *Pure Python* (the accelerator not built, or `DSH_CONFORMANCE_PURE=1`): the URI and",
     "  mention rows trail upstream (the pure-Python column); every result is the same,",
