@@ -105,7 +105,8 @@ class Server:
         (``_jsfast.answer``), for plain operation requests; every other line goes to
         ``handle_line``.  tests/test_serve_fast_path.py holds it to the general path,
         byte for byte.  Half the served model's time on a batch of small calls was the
-        interpreter stepping through this loop."""
+        interpreter stepping through this loop; a request in JSON.stringify's own spelling
+        has only its args parsed, and its reply is framed around the written result."""
         assert jsstr._FAST is not None
         answer, call, pending = jsstr._FAST.answer, self.adapter.call, self.pending
         lines = lines if type(lines) is list else list(lines)
