@@ -95,11 +95,6 @@ class _Process:
         self.stdout_fd = self.popen.stdout.fileno()
         os.set_blocking(self.stdin_fd, False)
         os.set_blocking(self.stdout_fd, False)
-        if os.environ.get("XPIPE"):
-            import fcntl
-            for fd in (self.stdin_fd, self.stdout_fd):
-                with contextlib.suppress(OSError):
-                    fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, int(os.environ["XPIPE"]))
         #: Complete stdout events in arrival order: a reply line (bytes), or
         #: ("oversized", size), ("too-long", size) or ``_EOF``.
         self.lines: deque[bytes | tuple[str, bytes]] = deque()

@@ -25,7 +25,7 @@ from dsh_conformance.model.config import ReferenceConfig
 from dsh_conformance.model.envelope import hook_context
 from dsh_conformance.model.errors import DshError, ErrorCode
 from dsh_conformance.model.frozen import freeze, thaw
-from dsh_conformance.model.projection import ProjectedItem, project
+from dsh_conformance.model.projection import Projected, project
 from dsh_conformance.model.retention import RetainedSource, retain
 from dsh_conformance.model.snapshot import SessionSnapshot
 
@@ -48,7 +48,7 @@ class ReadOutcome:
 
     at: float = 0.0
     snapshot: SessionSnapshot | None = None
-    projected: tuple[ProjectedItem, ...] = ()
+    projected: Sequence[Projected] = ()
     error: str | None = None
 
     @classmethod

@@ -11,7 +11,7 @@ nothing; shadowed nodes and log-only records never reach the surface at all (mod
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, Literal, TypeGuard
+from typing import Any, Final, Literal, Protocol, TypeGuard
 
 from attrs import field, frozen
 
@@ -39,6 +39,20 @@ class ProjectedItem:
 
     def to_json(self) -> dict[str, Any]:
         return {"role": self.role, "text": self.text, "checkpoint": self.checkpoint}
+
+
+class Projected(Protocol):
+    """What retention reads of a projected message: a ``ProjectedItem``, or one whose text
+    stays in its stored log until it is read (model/stored.py)."""
+
+    @property
+    def role(self) -> Role: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def checkpoint(self) -> bool: ...
+    @property
+    def length(self) -> int: ...
 
 
 def _is_object(value: object) -> TypeGuard[Mapping[str, Any]]:

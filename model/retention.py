@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import heapq
 import re
+from collections.abc import Sequence
 from typing import Any, Final
 
 from attrs import define, frozen
@@ -25,7 +26,7 @@ from attrs import define, frozen
 from dsh_conformance.model import jsstr
 from dsh_conformance.model.errors import DshError, ErrorCode
 from dsh_conformance.model.headtail import truncate_with_notice
-from dsh_conformance.model.projection import ProjectedItem, project
+from dsh_conformance.model.projection import Projected, project
 from dsh_conformance.model.serialization import stringify_tag_safe
 from dsh_conformance.model.snapshot import SessionSnapshot
 
@@ -182,7 +183,7 @@ def retain(
     snapshot: SessionSnapshot,
     label: str,
     max_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
-    projected: tuple[ProjectedItem, ...] | None = None,
+    projected: Sequence[Projected] | None = None,
 ) -> RetainedSource:
     """RET-001..RET-011: the capped data object of one source, or BUDGET_EXCEEDED."""
     original = project(snapshot.events) if projected is None else projected

@@ -493,6 +493,66 @@ def memory(messages: int = 10_000) -> dict[str, Any]:
     }
 
 
+STORED_MEMORY_CHILD = """
+import resource, sys
+def peak():
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+start = peak()
+from dsh_conformance.model.prepare import prepare
+from dsh_conformance.model.stored import StoredLogs
+imported = peak()
+content = [{"type": "text", "text": "what did @big decide?"}]
+with StoredLogs({"big": sys.argv[1]}) as store:
+    run = prepare("target", content, [{"sessionId": "big"}], store.read)
+top = peak()
+import json  # after the peaks: not part of the measured process
+print(json.dumps({"start": start, "imported": imported, "built": imported, "peak": top,
+                  "result": run.to_json()}))
+"""
+
+
+def memory_stored(messages: int = 10_000) -> dict[str, Any]:
+    """Peak RSS of a process that prepares the same source from its stored log
+    (model/stored.py: the log streamed, only retained texts read back), over its text.
+    Checked identical to preparing the source as data."""
+    import tempfile
+
+    from dsh_conformance.model import jsstr
+    from dsh_conformance.model.stored import write_log
+
+    session = session_json(messages)
+    text = sum(jsstr.utf8_length(e["data"]["content"][0]["text"]) for e in session["events"])
+    expected = _model_call(
+        "prepare",
+        {
+            "target": {"id": "target"},
+            "content": [{"type": "text", "text": "what did @big decide?"}],
+            "references": [{"sessionId": "big"}],
+            "sessions": {"big": session},
+        },
+    )
+    with tempfile.TemporaryDirectory() as directory:
+        path = Path(directory) / "big.jsonl"
+        write_log(path, session)
+        del session
+        report = _peaks([sys.executable, "-c", STORED_MEMORY_CHILD, str(path)])
+    if jsstr.stringify(report["result"]) != jsstr.stringify(expected):
+        raise SystemExit("memory: preparing from the stored log disagrees with the data path")
+    report["text"] = text
+    return {
+        "row": f"peak memory preparing {messages:,} messages from their stored log "
+        f"({text / 1e6:.1f} MB of text)",
+        **_breakdown(report),
+    }
+
+
 def memory_vs_upstream(messages: int = 2_000) -> dict[str, Any]:
     """The same measurement on both sides: the model's process and a Node process running
     the upstream prepare handler, on the same input (its JSON's hash checked equal) with
@@ -541,6 +601,7 @@ def markdown(
     mem: dict[str, Any] | None,
     rounds: int,
     mem_vs: dict[str, Any] | None = None,
+    mem_stored: dict[str, Any] | None = None,
 ) -> str:
     node, python = versions()
     lines = [
@@ -606,6 +667,17 @@ def markdown(
             f"the interpreter {mem['interpreter']:.2f}x, the model's imports "
             f"{mem['imports']:.2f}x, the source as the Python objects an adapter receives "
             f"{mem['source']:.2f}x, and **preparation itself {mem['prepare']:.2f}x** on top.",
+        ]
+    if mem_stored is not None:
+        m = mem_stored
+        lines += [
+            "",
+            f"Memory from the stored log: {m['row']}: peak RSS of the whole process is "
+            f"**{m['ratio']:.2f}x** the text ({m['peak_mb']:.1f} MB): the interpreter "
+            f"{m['interpreter']:.2f}x, the imports {m['imports']:.2f}x, and preparation "
+            f"{m['prepare']:.2f}x (model/stored.py streams the JSON Lines log once and keeps "
+            "summaries; only the retained texts are read back). Its result is checked "
+            "identical to preparing the source as data.",
         ]
     if mem_vs is not None:
         model, upstream = mem_vs["model"], mem_vs["upstream"]
@@ -687,7 +759,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         node.close()
     extra: list[dict[str, Any]] = []
-    mem = mem_vs = None
+    mem = mem_vs = mem_stored = None
     if not options.no_extra and not options.only:
         for result in [*transport(options.rounds), retention_floor(options.rounds)]:
             extra.append(result)
@@ -697,6 +769,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         mem = memory()
         print(f"{mem['ratio']:6.2f}  {mem['row']} (preparation itself {mem['prepare']:.2f})")
+        mem_stored = memory_stored()
+        print(f"{mem_stored['ratio']:6.2f}  {mem_stored['row']}")
         mem_vs = memory_vs_upstream()
         print(
             f"{mem_vs['ratio']:6.2f}  {mem_vs['row']}, model / upstream "
@@ -704,7 +778,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     if options.out is not None:
         options.out.write_text(
-            markdown(compared, extra, mem, options.rounds, mem_vs), encoding="utf-8"
+            markdown(compared, extra, mem, options.rounds, mem_vs, mem_stored), encoding="utf-8"
         )
     return 0
 
