@@ -46,6 +46,23 @@ def _both(path: Path, session: Any, cap: int | None) -> tuple[object, object]:
     return stored, _prepare(sid, FaultStore({sid: as_json}, None).read, cap)
 
 
+def _user_log(texts: list[str]) -> dict[str, Any]:
+    """A session "src" of direct-user messages, one per text."""
+    return {
+        "header": {"version": 0, "id": "src"},
+        "events": [
+            {
+                "type": "user/message",
+                "seq": i,
+                "time": i,
+                "data": {"content": [{"type": "text", "text": t}], "source": {"kind": "user"}},
+                "surfaceOp": "append",
+            }
+            for i, t in enumerate(texts)
+        ],
+    }
+
+
 caps = st.none() | st.integers(1, 600) | st.integers(600, 4096)
 SETTINGS = settings(suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
 
@@ -150,19 +167,7 @@ def test_a_line_that_is_not_json_fails_the_read(tmp_path: Path) -> None:
 def test_a_log_deleted_after_its_read_still_gives_what_was_read(tmp_path: Path) -> None:
     """The read keeps its file open: the snapshot is what was read (PREP-008)."""
     texts = [f"message {i} " + "x" * 300 for i in range(6)]
-    session = {
-        "header": {"version": 0, "id": "src"},
-        "events": [
-            {
-                "type": "user/message",
-                "seq": i,
-                "time": i,
-                "data": {"content": [{"type": "text", "text": t}], "source": {"kind": "user"}},
-                "surfaceOp": "append",
-            }
-            for i, t in enumerate(texts)
-        ],
-    }
+    session = _user_log(texts)
     path = tmp_path / "log.jsonl"
     write_log(path, session)
     with StoredLogs({"src": path}) as store:
@@ -172,18 +177,7 @@ def test_a_log_deleted_after_its_read_still_gives_what_was_read(tmp_path: Path) 
 
 
 def test_a_log_rewritten_under_an_open_read_is_refused(tmp_path: Path) -> None:
-    session = {
-        "header": {"version": 0, "id": "src"},
-        "events": [
-            {
-                "type": "user/message",
-                "seq": 0,
-                "time": 0,
-                "data": {"content": [{"type": "text", "text": "abc"}], "source": {"kind": "user"}},
-                "surfaceOp": "append",
-            }
-        ],
-    }
+    session = _user_log(["abc"])
     path = tmp_path / "log.jsonl"
     write_log(path, session)
     with StoredLogs({"src": path}) as store:
@@ -200,3 +194,21 @@ def test_a_log_rewritten_under_an_open_read_is_refused(tmp_path: Path) -> None:
 def test_parse_line_is_json_parse(value: object) -> None:
     line = jsstr.stringify_bytes(value)
     assert repr(parse_line(line)) == repr(jsstr.parse(line.decode()))  # types and order too
+
+
+def test_only_the_messages_retention_weighs_are_read_back(tmp_path: Path) -> None:
+    """The bound on memory: a text is read again only for the messages retention keeps
+    and the one it stops at, never for the hundreds it only counts."""
+    from dsh_conformance.model.retention import retain
+
+    text = "lorem ipsum 界 " * 150  # ~2.2 KB
+    session = _user_log([f"{i}: {text}" for i in range(300)])
+    path = tmp_path / "log.jsonl"
+    write_log(path, session)
+    with StoredLogs({"src": path}) as store:
+        outcome = store.read("src")
+        assert outcome.snapshot is not None
+        kept = retain(outcome.snapshot, "src", 65_536, outcome.projected)
+        read_back = [item for item in outcome.projected if item._text is not None]  # type: ignore[attr-defined]
+    assert kept.stats.retained_messages < 40
+    assert len(read_back) == kept.stats.retained_messages + 1
