@@ -5,15 +5,6 @@
 //   {"text", "start", "imported", "built", "peak"} (bytes), "input" (sha256 of the args'
 //   JSON, computed after the peak is read) and "result" (what the handler returned).
 
-if (typeof Promise.withResolvers !== 'function') {
-  Promise.withResolvers = function withResolvers() {
-    let resolve
-    let reject
-    const promise = new this((res, rej) => { resolve = res; reject = rej })
-    return { promise, resolve, reject }
-  }
-}
-
 import { createHash } from 'node:crypto'
 
 // resourceUsage().maxRSS is in KiB and is this process's own high-water mark.

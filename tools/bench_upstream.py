@@ -417,10 +417,9 @@ def retention_floor(rounds: int, messages: int = 1000) -> dict[str, Any]:
     }
 
 
-MEMORY_CHILD = """
+#: The start of every Python memory child: its own peak RSS, read before anything else.
+_PEAK_PRELUDE = """
 import resource, sys
-sys.path.insert(0, sys.argv[1])
-from bench_upstream import session_json
 def peak():
     # VmHWM is this program's own high-water mark; ru_maxrss also keeps the peak of the
     # process that forked it, from before exec.
@@ -433,6 +432,13 @@ def peak():
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 start = peak()
+"""
+
+MEMORY_CHILD = (
+    _PEAK_PRELUDE
+    + """
+sys.path.insert(0, sys.argv[1])
+from bench_upstream import session_json
 from dsh_conformance.adapters.reference import ReferenceAdapter
 from dsh_conformance.model import jsstr
 adapter = ReferenceAdapter()
@@ -453,6 +459,7 @@ digest = hashlib.sha256(jsstr.stringify_bytes(args)).hexdigest()
 print(json.dumps({"text": text, "start": start, "imported": imported, "built": built,
                   "peak": top, "input": digest, "result": result}))
 """
+)
 
 #: The Node counterpart of MEMORY_CHILD: the same input, the upstream prepare handler.
 NODE_MEMORY_CHILD = ROOT / "tools" / "bench_memory.mjs"
@@ -493,18 +500,9 @@ def memory(messages: int = 10_000) -> dict[str, Any]:
     }
 
 
-STORED_MEMORY_CHILD = """
-import resource, sys
-def peak():
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-start = peak()
+STORED_MEMORY_CHILD = (
+    _PEAK_PRELUDE
+    + """
 from dsh_conformance.model.prepare import prepare
 from dsh_conformance.model.stored import StoredLogs
 imported = peak()
@@ -516,6 +514,7 @@ import json  # after the peaks: not part of the measured process
 print(json.dumps({"start": start, "imported": imported, "built": imported, "peak": top,
                   "result": run.to_json()}))
 """
+)
 
 
 def memory_stored(messages: int = 10_000) -> dict[str, Any]:
