@@ -1,6 +1,6 @@
 """Source sessions read from their stored logs, in memory bounded by what is retained.
 
-A stored log is JSON Lines (D-170): the session header, then every event in log order,
+A stored log is JSON Lines (D-165): the session header, then every event in log order,
 one JSON object per line, exactly the ``{header, events}`` a session is as data.  A read
 streams the file once and parses, validates, folds and projects each event as
 ``session_from_json``, ``read_log`` and ``ReadOutcome.ok`` do -- so the outcome, error
@@ -45,7 +45,7 @@ _BLOCK: Final = 1 << 16
 
 
 def write_log(path: str | os.PathLike[str], session: Mapping[str, Any]) -> None:
-    """Store ``{header, events}`` as the JSON Lines of D-170 (``JSON.stringify`` of each)."""
+    """Store ``{header, events}`` as the JSON Lines of D-165 (``JSON.stringify`` of each)."""
     with open(path, "wb") as out:
         out.write(jsstr.stringify_bytes(session["header"], b"\n"))
         for event in session["events"]:
