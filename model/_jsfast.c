@@ -604,15 +604,24 @@ decimal(long long v, char *buf)
     return k;
 }
 
+/* Writes {"id":<id>,"result": at head (room for 48 bytes); returns its length.  The
+ * head of a reply line as orjson writes {"id": id, "result": ...}. */
+static int
+reply_head(long long id, char *head)
+{
+    memcpy(head, "{\"id\":", 6);
+    int k = 6 + decimal(id, head + 6);
+    memcpy(head + k, ",\"result\":", 10);
+    return k + 10;
+}
+
 /* The bytes of {"id":<id>,"result":<dumped> followed by "}\n": the reply line, framed
  * as orjson frames it, around a result already written. */
 static PyObject *
 framed_reply(long long id, PyObject *dumped)
 {
-    char head[48] = "{\"id\":";
-    int k = 6 + decimal(id, head + 6);
-    memcpy(head + k, ",\"result\":", 10);
-    k += 10;
+    char head[48];
+    int k = reply_head(id, head);
     Py_ssize_t m = PyBytes_GET_SIZE(dumped);
     PyObject *line = PyBytes_FromStringAndSize(NULL, k + m + 2);
     if (line == NULL)
@@ -716,10 +725,8 @@ unframe_request(PyObject *line, PyObject *loads, PyObject **id, PyObject **op,
 static PyObject *
 unframe_result(PyObject *line, long long id, PyObject *loads)
 {
-    char head[48] = "{\"id\":";
-    int k = 6 + decimal(id, head + 6);
-    memcpy(head + k, ",\"result\":", 10);
-    k += 10;
+    char head[48];
+    int k = reply_head(id, head);
     const char *s = PyBytes_AS_STRING(line);
     Py_ssize_t n = PyBytes_GET_SIZE(line);
     if (n <= k + 1 || s[n - 1] != '}' || memcmp(s, head, (size_t)k) != 0)
