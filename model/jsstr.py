@@ -631,6 +631,21 @@ def parse(text: str) -> JsonValue:
     return canonical_value(value)
 
 
+def parse_bytes(data: bytes) -> JsonValue:
+    """``parse`` of UTF-8 *data* (``ValueError`` unless it is JSON): orjson reads it when
+    what it gives is plain, the exact parser otherwise."""
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass  # lone-surrogate escapes, non-finite numbers, garbage: the exact parser decides
+    else:
+        # orjson refuses lone-surrogate escapes, so its strings are canonical; it reads an
+        # integer beyond 64 bits as a float, which no plain value holds.
+        if quick_plain(value):
+            return value  # type: ignore[no-any-return]
+    return parse(data.decode("utf-8"))  # UnicodeDecodeError is a ValueError
+
+
 def _pairs(items: Sequence[tuple[str, JsonValue]]) -> dict[str, JsonValue]:
     # JSON.parse keeps the last duplicate key, in the position of its first appearance.
     return dict(items)

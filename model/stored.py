@@ -21,11 +21,10 @@ from __future__ import annotations
 
 import os
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from types import TracebackType
 from typing import Any, Final
 
-import orjson
 from attrs import evolve
 
 from dsh_conformance.model import jsstr
@@ -52,20 +51,6 @@ def write_log(path: str | os.PathLike[str], session: Mapping[str, Any]) -> None:
             out.write(jsstr.stringify_bytes(event, b"\n"))
 
 
-def parse_line(line: bytes) -> Any:
-    """``JSON.parse`` of one stored line (strings canonical); ValueError if it is not JSON."""
-    try:
-        value = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        pass  # lone-surrogate escapes, big integers, garbage: the exact parser decides
-    else:
-        # orjson keeps a key's insertion order and reads an integer beyond 64 bits as a
-        # float: only a plain value is what JSON.parse gives (jsstr.quick_plain).
-        if jsstr.quick_plain(value):
-            return value
-    return jsstr.parse(line.decode("utf-8"))  # UnicodeDecodeError is a ValueError
-
-
 class StoredItem:
     """A projected message whose text stays in its log until retention reads it."""
 
@@ -90,7 +75,7 @@ class StoredItem:
     def text(self) -> str:
         if self._text is None:
             line = self._log.line(self._offset, self._size, self._crc)
-            item = project_event(Event.from_json(parse_line(line)))
+            item = project_event(Event.from_json(jsstr.parse_bytes(line)))
             assert item is not None  # it projected to this message when the log was read
             self._text = item.text
         return self._text
@@ -111,7 +96,7 @@ class _OpenLog:
             )
         return data
 
-    def lines(self) -> Any:
+    def lines(self) -> Iterator[tuple[int, bytes]]:
         """(offset, line without its newline) for every line, read a block at a time."""
         offset, pending, at = 0, b"", 0
         while True:
@@ -155,10 +140,10 @@ def _read(log: _OpenLog) -> ReadOutcome:
     last_seq: int | None = None
     number = 1
     try:
-        header = SessionHeader.from_json(parse_line(first[1]))
+        header = SessionHeader.from_json(jsstr.parse_bytes(first[1]))
         for offset, line in lines:
             number += 1
-            event = Event.from_json(parse_line(line))
+            event = Event.from_json(jsstr.parse_bytes(line))
             fold.feed(evolve(event, data=None))  # the fold reads the envelope only
             last_seq = event.seq
             if event.type not in SURFACE_TYPES:

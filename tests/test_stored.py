@@ -21,7 +21,7 @@ from dsh_conformance.model import jsstr
 from dsh_conformance.model.config import ReferenceConfig
 from dsh_conformance.model.errors import DshError
 from dsh_conformance.model.prepare import Reader, prepare
-from dsh_conformance.model.stored import StoredLogs, parse_line, write_log
+from dsh_conformance.model.stored import StoredLogs, write_log
 
 CONTENT = [{"type": "text", "text": "what did @src decide?"}]
 
@@ -191,9 +191,9 @@ def test_a_log_rewritten_under_an_open_read_is_refused(tmp_path: Path) -> None:
 @example({"b": 1, "0": 2})  # a key that starts with a digit: the exact parser reads it
 @example([2**64 + 1, 1.5, -0.0])  # beyond 64 bits (orjson: a float), floats
 @example(["\ud800", "\ud83d\ude00"])  # a lone surrogate (orjson refuses it), a pair
-def test_parse_line_is_json_parse(value: object) -> None:
+def test_parse_bytes_is_json_parse(value: object) -> None:
     line = jsstr.stringify_bytes(value)
-    assert repr(parse_line(line)) == repr(jsstr.parse(line.decode()))  # types and order too
+    assert repr(jsstr.parse_bytes(line)) == repr(jsstr.parse(line.decode()))  # types and order too
 
 
 def test_only_the_messages_retention_weighs_are_read_back(tmp_path: Path) -> None:
