@@ -71,6 +71,27 @@ def session_json(messages: int, size: int = 2_000) -> dict[str, Any]:
     return {"header": {"version": 0, "id": "big", "createdAt": 1, "cwd": "/w"}, "events": events}
 
 
+#: The message that references the source in every preparation row.
+PREPARE_CONTENT: list[dict[str, Any]] = [{"type": "text", "text": "what did @big decide?"}]
+
+
+def prepare_args(session: dict[str, Any]) -> dict[str, Any]:
+    """``prepare`` arguments: the target's message referencing *session* as ``big``."""
+    return {
+        "target": {"id": "target"},
+        "content": PREPARE_CONTENT,
+        "references": [{"sessionId": "big"}],
+        "sessions": {"big": session},
+    }
+
+
+def text_bytes(session: dict[str, Any]) -> int:
+    """UTF-8 bytes of the message texts of a ``session_json`` source."""
+    from dsh_conformance.model import jsstr
+
+    return sum(jsstr.utf8_length(e["data"]["content"][0]["text"]) for e in session["events"])
+
+
 def snapshot_json(messages: int) -> dict[str, Any]:
     session = session_json(messages)
     header = session["header"]
@@ -115,13 +136,7 @@ def rows(quick: bool) -> list[tuple[str, Calls]]:
         calls = [("retention.retain", {"snapshot": snapshot_json(n)})]
         out.append((f"retention, {n:,} messages of ~2 KB, 64 KiB cap", calls))
     session = session_json(250)  # upstream builds its real store: ~5 s per call at 250
-    prepare_args = {
-        "target": {"id": "target"},
-        "content": [{"type": "text", "text": "what did @big decide?"}],
-        "references": [{"sessionId": "big"}],
-        "sessions": {"big": session},
-    }
-    out.append(("preparation, 250 messages of ~2 KB", [("prepare", prepare_args)]))
+    out.append(("preparation, 250 messages of ~2 KB", [("prepare", prepare_args(session))]))
     return out
 
 
@@ -438,19 +453,14 @@ MEMORY_CHILD = (
     _PEAK_PRELUDE
     + """
 sys.path.insert(0, sys.argv[1])
-from bench_upstream import session_json
+from bench_upstream import prepare_args, session_json, text_bytes
 from dsh_conformance.adapters.reference import ReferenceAdapter
 from dsh_conformance.model import jsstr
 adapter = ReferenceAdapter()
 imported = peak()
 session = session_json(int(sys.argv[2]))
-text = sum(jsstr.utf8_length(e["data"]["content"][0]["text"]) for e in session["events"])
-args = {
-    "target": {"id": "target"},
-    "content": [{"type": "text", "text": "what did @big decide?"}],
-    "references": [{"sessionId": "big"}],
-    "sessions": {"big": session},
-}
+text = text_bytes(session)
+args = prepare_args(session)
 built = peak()
 result = adapter.call("prepare", args)
 top = peak()
@@ -503,14 +513,14 @@ def memory(messages: int = 10_000) -> dict[str, Any]:
 STORED_MEMORY_CHILD = (
     _PEAK_PRELUDE
     + """
+import json
 from dsh_conformance.model.prepare import prepare
 from dsh_conformance.model.stored import StoredLogs
 imported = peak()
-content = [{"type": "text", "text": "what did @big decide?"}]
+content = json.loads(sys.argv[2])
 with StoredLogs({"big": sys.argv[1]}) as store:
     run = prepare("target", content, [{"sessionId": "big"}], store.read)
 top = peak()
-import json  # after the peaks: not part of the measured process
 print(json.dumps({"start": start, "imported": imported, "built": imported, "peak": top,
                   "result": run.to_json()}))
 """
@@ -527,21 +537,14 @@ def memory_stored(messages: int = 10_000) -> dict[str, Any]:
     from dsh_conformance.model.stored import write_log
 
     session = session_json(messages)
-    text = sum(jsstr.utf8_length(e["data"]["content"][0]["text"]) for e in session["events"])
-    expected = _model_call(
-        "prepare",
-        {
-            "target": {"id": "target"},
-            "content": [{"type": "text", "text": "what did @big decide?"}],
-            "references": [{"sessionId": "big"}],
-            "sessions": {"big": session},
-        },
-    )
+    text = text_bytes(session)
+    expected = _model_call("prepare", prepare_args(session))
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "big.jsonl"
         write_log(path, session)
         del session
-        report = _peaks([sys.executable, "-c", STORED_MEMORY_CHILD, str(path)])
+        content = jsstr.stringify(PREPARE_CONTENT)
+        report = _peaks([sys.executable, "-c", STORED_MEMORY_CHILD, str(path), content])
     if jsstr.stringify(report["result"]) != jsstr.stringify(expected):
         raise SystemExit("memory: preparing from the stored log disagrees with the data path")
     report["text"] = text
