@@ -25,28 +25,30 @@ def victims(record, outcome: str) -> list:  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize(
-    ("fault", "outcome", "words"),
+    ("fault", "outcome", "words", "timeout"),
     [
-        ("hang@5", "timeout", "within the 1s per-call timeout"),
-        ("stderr-silence@5", "crash", "wrote to stderr and then went silent"),
-        ("crash@5", "crash", "exited with status 3"),
-        ("garbage@5", "crash", "not JSON"),
-        ("wrong-id@5", "crash", "does not match request id"),
-        ("oversized=300000@5", "crash", "over the 100000-byte reply cap"),
-        ("endless=300000@5", "crash", "line too long"),
-        ("duplicate@5", "crash", "a duplicate or extra reply"),
-        ("error=DSH_SCRIPTED:uri.encode@1", "error", "DSH_SCRIPTED"),
+        ("hang@5", "timeout", "within the 1s per-call timeout", "1"),
+        # Told apart from a hang by stderr arriving within the wait, which is long enough
+        # that a loaded machine cannot delay the fake's one line past it.
+        ("stderr-silence@5", "crash", "wrote to stderr and then went silent", "3"),
+        ("crash@5", "crash", "exited with status 3", "30"),
+        ("garbage@5", "crash", "not JSON", "30"),
+        ("wrong-id@5", "crash", "does not match request id", "30"),
+        ("oversized=300000@5", "crash", "over the 100000-byte reply cap", "30"),
+        ("endless=300000@5", "crash", "line too long", "30"),
+        ("duplicate@5", "crash", "a duplicate or extra reply", "30"),
+        ("error=DSH_SCRIPTED:uri.encode@1", "error", "DSH_SCRIPTED", "30"),
     ],
 )
 def test_a_fault_costs_exactly_one_test(
-    tmp_path: Path, fault: str, outcome: str, words: str
+    tmp_path: Path, fault: str, outcome: str, words: str, timeout: str
 ) -> None:
     done, record = run_record(
         tmp_path,
         fake(fault, state=tmp_path / "state.json"),
         *SLICE,
         "--timeout",
-        "1",
+        timeout,
         env={"DSH_ADAPTER_MAX_REPLY_BYTES": "100000"},
     )
     complete(record)

@@ -157,18 +157,20 @@ def test_a_crash_restarts_with_handshake_replay(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("fault", "kind", "words"),
+    ("fault", "kind", "words", "timeout"),
     [
-        ("hang", "timeout", "within the 0.5s per-call timeout"),
-        ("stderr-silence", "crash", "went silent"),
-        ("garbage", "garbage", "not JSON"),
-        ("wrong-id", "protocol", "does not match request id"),
-        ("oversized=5000", "protocol", "over the 1000-byte reply cap"),
-        ("endless=5000", "protocol", "line too long"),
+        ("hang", "timeout", "within the 0.5s per-call timeout", 0.5),
+        # Told apart from a hang by stderr arriving within the wait: the wait is long
+        # enough that a loaded machine cannot delay the fake's one line past it.
+        ("stderr-silence", "crash", "went silent", 3.0),
+        ("garbage", "garbage", "not JSON", 30.0),
+        ("wrong-id", "protocol", "does not match request id", 30.0),
+        ("oversized=5000", "protocol", "over the 1000-byte reply cap", 30.0),
+        ("endless=5000", "protocol", "line too long", 30.0),
     ],
 )
-def test_faults_are_typed(fault: str, kind: str, words: str) -> None:
-    adapter = SubprocessAdapter(fake(fault), timeout=0.5, max_reply_bytes=1000)
+def test_faults_are_typed(fault: str, kind: str, words: str, timeout: float) -> None:
+    adapter = SubprocessAdapter(fake(fault), timeout=timeout, max_reply_bytes=1000)
     try:
         with pytest.raises(AdapterFault) as caught:
             adapter.call("uri.encode", {"sessionId": "a"})
