@@ -70,9 +70,22 @@ def start(tmp_path: Path, adapter: str, *extra: str) -> tuple[subprocess.Popen[s
     env["PYTHONFAULTHANDLER"] = "1"  # a hung harness shows its stacks on SIGABRT
     argv = cli_argv(*run_args(adapter, tmp_path / "out", *SLICE, *extra))
     process = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        argv,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=default_signals,
     )
     return process, marker
+
+
+def default_signals() -> None:
+    """The harness starts as a terminal's foreground job would: a background shell job
+    (``pytest &``) ignores SIGINT, the child inherits that, and the harness rightly keeps
+    an ignored signal ignored (signals._ours), so these tests would find no interrupt."""
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_DFL)
 
 
 def finish(process: subprocess.Popen[str], timeout: float) -> str:
