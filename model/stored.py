@@ -39,7 +39,7 @@ from dsh_conformance.model.session import (
 )
 from dsh_conformance.model.snapshot import SessionSnapshot
 
-#: Lines are read in blocks of this many bytes (a longer line is read whole).
+#: The read buffer of a stored log (a longer line is read whole).
 _BLOCK: Final = 1 << 16
 
 
@@ -97,25 +97,13 @@ class _OpenLog:
         return data
 
     def lines(self) -> Iterator[tuple[int, bytes]]:
-        """(offset, line without its newline) for every line, read a block at a time."""
-        offset, pending, at = 0, b"", 0
-        while True:
-            block = os.pread(self.fd, _BLOCK, at)
-            at += len(block)
-            if not block:
-                if pending:
-                    yield offset, pending
-                return
-            pending += block
-            start = 0
-            while True:
-                end = pending.find(b"\n", start)
-                if end < 0:
-                    break
-                yield offset, pending[start:end]
-                offset += end + 1 - start
-                start = end + 1
-            pending = pending[start:]
+        """(offset, line without its newline) for every line, in one buffered pass (the
+        stream reads from the start of the fd; ``line`` preads and moves no position)."""
+        offset = 0
+        with open(self.fd, "rb", buffering=_BLOCK, closefd=False) as stream:
+            for line in stream:
+                yield offset, line[:-1] if line.endswith(b"\n") else line
+                offset += len(line)
 
     def close(self) -> None:
         os.close(self.fd)
