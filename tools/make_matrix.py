@@ -166,9 +166,8 @@ def build(columns: Sequence[dict[str, Any]]) -> dict[str, Any]:
     requirements = []
     for rid in sorted(ids, key=lambda i: (order.get(ids[i]["verdict"], 3), i)):
         statuses = {c["set"]: c["rows"].get(rid, {}).get("status", "absent") for c in columns}
-        requirements.append(
-            {"id": rid, **ids[rid], "status": statuses, "differs": len(set(statuses.values())) > 1}
-        )
+        ran = {statuses[c["set"]] for c in columns if c["rows"]}  # an errored set differs in all
+        requirements.append({"id": rid, **ids[rid], "status": statuses, "differs": len(ran) > 1})
     pinned = next((c["components"] for c in columns if c["set"] == PINNED), {})
     sets = []
     for column in columns:
