@@ -12,6 +12,8 @@ way a host runs its own install (D-185).
     python tools/make_matrix.py --sets 0.1.0-rc.8 0.1.1-rc.2
     python tools/make_matrix.py --records DIR     # keep each run's record.jsonl in DIR
     python tools/make_matrix.py --from-records DIR  # re-render from kept records, no run
+    python tools/make_matrix.py --jobs 4          # sets in parallel (one core each)
+    python tools/make_matrix.py --hypothesis-profile quick   # a fast look (not committed)
 
 Runs use the Hypothesis ``ci`` profile and make_reports' fixed seed, so the matrix changes
 only when the suite, the manifest or a set changes.  A set that cannot be installed or
@@ -30,6 +32,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Final
 
@@ -96,12 +99,12 @@ def install(release: str, cache: Path) -> Path:
     return modules
 
 
-def run(modules: Path, profile: str, out: Path) -> Path:
+def run(modules: Path, profile: str, out: Path, hypothesis: str = "ci") -> Path:
     """One suite run on *modules*; the path of its record."""
     out.mkdir(parents=True, exist_ok=True)
     argv = [sys.executable, "-m", "dsh_conformance.cli", "run"]
     argv += ["--adapter", f"upstream:{modules}", "--spec-profile", profile]
-    argv += ["--hypothesis-profile", "ci", "--seed", str(SEED), "--report-dir", str(out)]
+    argv += ["--hypothesis-profile", hypothesis, "--seed", str(SEED), "--report-dir", str(out)]
     if profile != "seed":
         argv.append("--no-expectations")  # the manifest's entries name seed-profile tests
     env = {k: v for k, v in os.environ.items() if k != "DSH_UPSTREAM_NODE_MODULES"}
@@ -111,6 +114,26 @@ def run(modules: Path, profile: str, out: Path) -> Path:
         tail = "\n".join(done.stderr.strip().splitlines()[-5:])
         raise RuntimeError(f"no record (exit {done.returncode}): {tail}")
     return record
+
+
+def run_set(release: str, cache: Path, keep: Path, hypothesis: str) -> dict[str, Path | str]:
+    """Install *release* and run both profiles on it: record paths, or why not."""
+    started = time.monotonic()
+    try:
+        modules = install(release, cache)
+    except Exception as exc:
+        return {p: f"install failed: {exc}" for p in PROFILES}
+    print(f"make_matrix: {release} installed ({time.monotonic() - started:.1f} s)", file=sys.stderr)
+    records: dict[str, Path | str] = {}
+    for profile in PROFILES:
+        began = time.monotonic()
+        try:
+            records[profile] = run(modules, profile, keep / release / profile, hypothesis)
+        except Exception as exc:
+            records[profile] = str(exc)
+        took = time.monotonic() - began
+        print(f"make_matrix: {release} {profile} run ({took:.0f} s)", file=sys.stderr)
+    return records
 
 
 def summarise(release: str, records: Mapping[str, Path | str]) -> dict[str, Any]:
@@ -226,8 +249,8 @@ def render(data: Mapping[str, Any]) -> str:
         "lockfile (`adapters/upstream/sets/<set>/`, `npm ci --legacy-peer-deps`) and run as "
         "a host runs its own install (`--adapter upstream:<node_modules>`): the seed profile "
         "with the upstream manifest (seed and reference-profile verdicts), then the release "
-        "profile. Regenerate with `python tools/make_matrix.py` (Hypothesis `ci` profile, "
-        f"seed `{data['hypothesis']['seed']}`). `{data['pinned']}` is the adapter's pin.",
+        "profile. Regenerate with `python tools/make_matrix.py` (Hypothesis "
+        f"`{data['hypothesis']['profile']}` profile, seed `{data['hypothesis']['seed']}`). `{data['pinned']}` is the adapter's pin.",
         "",
         "## Verdicts",
         "",
@@ -284,6 +307,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--records", type=Path, help="keep each run's record and reports here")
     parser.add_argument("--from-records", type=Path, help="render from records kept earlier")
     parser.add_argument("--out", type=Path, default=REPORTS, help="folder of the matrix files")
+    parser.add_argument("--jobs", type=int, default=1, help="sets run at once (default 1)")
+    parser.add_argument(
+        "--hypothesis-profile", default="ci", help="ci for the committed matrix (default)"
+    )
     args = parser.parse_args(argv)
     from dsh_conformance.adapters.upstream import cache_root
 
@@ -293,43 +320,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"make_matrix: no committed set {', '.join(sorted(unknown))}", file=sys.stderr)
         return 64
     cache = args.cache or cache_root() / "sets"
-    columns = []
+    started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="dsh-matrix-") as tmp:
         keep = args.from_records or args.records or Path(tmp)
-        for release in sets:
-            records: dict[str, Path | str] = {}
+
+        def column(release: str) -> dict[str, Any]:
             if args.from_records:
+                found: dict[str, Path | str] = {}
                 for profile in PROFILES:
                     path = keep / release / profile / "record.jsonl"
-                    records[profile] = path if path.exists() else f"no record at {path}"
-            else:
-                started = time.monotonic()
-                try:
-                    modules = install(release, cache)
-                except Exception as exc:
-                    records = {p: f"install failed: {exc}" for p in PROFILES}
-                else:
-                    print(
-                        f"make_matrix: {release} installed ({time.monotonic() - started:.1f} s)",
-                        file=sys.stderr,
-                    )
-                    for profile in PROFILES:
-                        began = time.monotonic()
-                        try:
-                            records[profile] = run(modules, profile, keep / release / profile)
-                        except Exception as exc:
-                            records[profile] = str(exc)
-                        print(
-                            f"make_matrix: {release} {profile} ({time.monotonic() - began:.1f} s)",
-                            file=sys.stderr,
-                        )
-            columns.append(summarise(release, records))
+                    found[profile] = path if path.exists() else f"no record at {path}"
+                return summarise(release, found)
+            return summarise(release, run_set(release, cache, keep, args.hypothesis_profile))
+
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            columns = list(pool.map(column, sets))
         data = build(columns)
+    if args.hypothesis_profile != "ci":
+        data["hypothesis"]["profile"] = args.hypothesis_profile
     args.out.mkdir(parents=True, exist_ok=True)
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     (args.out / "upstream-matrix.json").write_text(text, "utf-8")
     (args.out / "upstream-matrix.md").write_text(render(data), "utf-8")
-    print(f"make_matrix: wrote {args.out / 'upstream-matrix.md'}", file=sys.stderr)
+    took = time.monotonic() - started
+    print(f"make_matrix: wrote {args.out / 'upstream-matrix.md'} ({took:.0f} s)", file=sys.stderr)
     return 0
 
 
