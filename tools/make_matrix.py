@@ -250,7 +250,8 @@ def render(data: Mapping[str, Any]) -> str:
         "a host runs its own install (`--adapter upstream:<node_modules>`): the seed profile "
         "with the upstream manifest (seed and reference-profile verdicts), then the release "
         "profile. Regenerate with `python tools/make_matrix.py` (Hypothesis "
-        f"`{data['hypothesis']['profile']}` profile, seed `{data['hypothesis']['seed']}`). `{data['pinned']}` is the adapter's pin.",
+        f"`{data['hypothesis']['profile']}` profile, seed `{data['hypothesis']['seed']}`). "
+        f"`{data['pinned']}` is the adapter's pin.",
         "",
         "## Verdicts",
         "",
