@@ -191,7 +191,7 @@ def build(columns: Sequence[dict[str, Any]]) -> dict[str, Any]:
         statuses = {c["set"]: c["rows"].get(rid, {}).get("status", "absent") for c in columns}
         ran = {statuses[c["set"]] for c in columns if c["rows"]}  # an errored set differs in all
         requirements.append({"id": rid, **ids[rid], "status": statuses, "differs": len(ran) > 1})
-    pinned = next((c["components"] for c in columns if c["set"] == PINNED), {})
+    pinned: dict[str, str] = next((c["components"] for c in columns if c["set"] == PINNED), {})
     sets = []
     for column in columns:
         moved = {
