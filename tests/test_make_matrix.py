@@ -73,6 +73,12 @@ def test_the_matrix_shows_where_the_sets_differ(tmp_path: Path) -> None:
     assert "PROJ-004" in differ
     assert "URI-001" not in differ
     assert f"{LOOP} 0.1.0-rc.6" in text
+    step = data["steps"][0]
+    assert (step["from"], step["to"]) == ("0.1.0-rc.7", "0.1.0-rc.8")
+    assert step["tests"] == [
+        {"profile": "seed", "test": "conformance/t.py::PROJ-004", "change": "pass → xfail"}
+    ]
+    assert data["steps"][1]["tests"][0]["test"] == "(not run)"
 
 
 def test_the_committed_matrix_covers_every_committed_set() -> None:

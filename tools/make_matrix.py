@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 import os
 import shutil
@@ -149,6 +150,7 @@ def summarise(release: str, records: Mapping[str, Path | str]) -> dict[str, Any]
         "problems": [],
         "ending": {},
         "rows": {},
+        "records": {p: str(r) for p, r in records.items() if isinstance(r, Path)},
     }
     for profile, source in records.items():
         if isinstance(source, str):
@@ -178,6 +180,38 @@ def summarise(release: str, records: Mapping[str, Path | str]) -> dict[str, Any]
                 "title": row.title,
             }
     return column
+
+
+def steps(columns: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Test by test, what changed from each set to the next: any outcome change (pass →
+    xfail under a conditional entry included) and changed failures (D-189), since
+    requirement statuses can agree while a test's outcome or failure reason moved."""
+    from dsh_conformance.record import load_record
+    from dsh_conformance.reporting.diff import failure_change
+
+    failing = {"fail", "error", "crash", "timeout", "xfail"}
+    out = []
+    for old, new in itertools.pairwise(columns):
+        step: dict[str, Any] = {"from": old["set"], "to": new["set"], "tests": []}
+        for profile in PROFILES:
+            if profile not in old["records"] or profile not in new["records"]:
+                step["tests"].append({"profile": profile, "test": "(not run)", "change": "—"})
+                continue
+            before = load_record(old["records"][profile]).by_nodeid()
+            after = load_record(new["records"][profile]).by_nodeid()
+            for nodeid in sorted(set(before) | set(after)):
+                was, now = before.get(nodeid), after.get(nodeid)
+                a = str(was.outcome) if was else "absent"
+                b = str(now.outcome) if now else "absent"
+                change = f"{a} → {b}" if a != b else ""
+                if not change and was and now and a in failing:
+                    reasons = failure_change(was, now)
+                    change = "; ".join(f"{w}: {o or '—'} → {n or '—'}" for w, o, n in reasons)
+                    change = f"changed failure ({change})" if change else ""
+                if change:
+                    step["tests"].append({"profile": profile, "test": nodeid, "change": change})
+        out.append(step)
+    return out
 
 
 def build(columns: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -216,6 +250,7 @@ def build(columns: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "hypothesis": {"profile": "ci", "seed": SEED},
         "pinned": PINNED,
         "sets": sets,
+        "steps": steps(columns),
         "requirements": requirements,
     }
 
@@ -273,16 +308,26 @@ def render(data: Mapping[str, Any]) -> str:
         lines.append(f"| tests ({profile} run) | " + " | ".join(cells) + " |")
     cells = [", ".join(s["expectation_problems"]) or "none" for s in data["sets"]]
     lines.append("| expectation problems | " + " | ".join(_cell(c) for c in cells) + " |")
-    cells = [
-        ", ".join(f"{n} {v}" for n, v in s["differs_from_pinned"].items()) or "—"
-        for s in data["sets"]
-    ]
+    from dsh_conformance.record import components_text
+
+    cells = [components_text(s["differs_from_pinned"]) or "—" for s in data["sets"]]
     lines.append(f"| components unlike `{data['pinned']}` | " + " | ".join(cells) + " |")
     differing = [r for r in data["requirements"] if r["differs"]]
     lines += ["", f"## Where the sets differ ({len(differing)} requirements)", ""]
     lines += (
         _rows(differing, sets) if differing else ["None: every requirement has the same status."]
     )
+    lines += ["", "## Test by test, from each set to the next", ""]
+    for step in data.get("steps", []):
+        tests = step["tests"]
+        lines.append(
+            f"- `{step['from']}` → `{step['to']}`: " + ("no test changed" if not tests else "")
+        )
+        lines += [
+            f"  - {t['profile']}: `{_cell(t['test'])}`: {_cell(t['change'])}" for t in tests[:40]
+        ]
+        if len(tests) > 40:
+            lines.append(f"  - … and {len(tests) - 40} more (upstream-matrix.json)")
     lines += ["", f"## Every requirement ({len(data['requirements'])})", ""]
     lines += _rows(data["requirements"], sets)
     return "\n".join(lines) + "\n"
