@@ -201,7 +201,9 @@ def test_the_pinned_set_is_the_adapters_own() -> None:
     assert mine == theirs
 
 
-def test_the_partial_release_recipe_installs(tmp_path: Path) -> None:
+def test_the_partial_release_recipe_installs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The README's recipe (npm ci --legacy-peer-deps of the committed lockfile) on the
     partial 0.1.1-rc.2 release gives an install the adapter accepts, every peer present."""
     npm = shutil.which("npm")
@@ -223,3 +225,14 @@ def test_the_partial_release_recipe_installs(tmp_path: Path) -> None:
     found = host.check_install(tmp_path / "node_modules")
     assert found["@deepseek-ai/dsh-agent"] == "0.1.1-rc.2"
     assert found["@deepseek-ai/dsh-session-reference"] == "0.1.0-rc.8"
+    # and the shim runs on it, reporting every loaded package's version (D-185, D-187)
+    monkeypatch.setenv("DSH_CONFORMANCE_CACHE", str(tmp_path / "cache"))
+    adapter = upstream.create(str(tmp_path / "node_modules"))
+    try:
+        components = adapter.handshake().implementation.component_versions
+        assert adapter.call("uri.encode", {"sessionId": "abc"}) == "dsh-session:ImFiYyI"
+    finally:
+        adapter.close()
+    assert {k: v for k, v in components.items() if k in found} == found
+    assert components["@deepseek-ai/dsh-session"] == "0.1.1-rc.2"
+    assert components["@deepseek-ai/dsh-agent-loop"] == "0.1.0-rc.8"
