@@ -86,7 +86,8 @@ def run_one(name: str, adapter: str, profile: str) -> dict[str, Any]:
 
 
 def badges() -> None:
-    """reports/badge-<name>.json for every committed JSON report."""
+    """reports/badge-<name>.json for every committed JSON report, and badge-<name>.md: the
+    badge as Markdown whose tooltip names every component that ran (D-187)."""
     from dsh_conformance import badge
 
     for name in RUNS:
@@ -94,6 +95,8 @@ def badges() -> None:
         if report.exists():
             text = badge.render(report.read_text("utf-8"))
             (REPORTS / f"badge-{name}.json").write_text(text, "utf-8")
+            markdown = badge.markdown(report.read_text("utf-8"), f"reports/badge-{name}.json")
+            (REPORTS / f"badge-{name}.md").write_text(markdown, "utf-8")
 
 
 def relative(text: str) -> str:
