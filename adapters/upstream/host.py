@@ -104,7 +104,7 @@ def check_install(node_modules: Path) -> dict[str, str]:
             (),
         )
     found: dict[str, str] = {}
-    missing: list[str] = []
+    missing: dict[str, list[str]] = {}  # package -> the packages that import or peer on it
     old: list[str] = []
     queue: list[tuple[str, Path, str]] = [(name, root, "") for name in SHIM_IMPORTS]
     seen: set[tuple[str, Path]] = set()
@@ -116,7 +116,9 @@ def check_install(node_modules: Path) -> dict[str, str]:
         folder = resolve(name, start)
         data = _manifest(folder) if folder is not None else None
         if folder is None or data is None:
-            missing.append(f"{name} (a peer of {wanted_by})" if wanted_by else name)
+            wanted = missing.setdefault(name, [])
+            if wanted_by and wanted_by not in wanted:
+                wanted.append(wanted_by)
             continue
         version = str(data.get("version", ""))
         found.setdefault(name, version)
@@ -129,12 +131,16 @@ def check_install(node_modules: Path) -> dict[str, str]:
             if not (optional.get(peer) or {}).get("optional"):
                 queue.append((peer, real, name))
     if missing:
+        named = [
+            f"{name} (a peer of {', '.join(sorted(by))})" if by else name
+            for name, by in sorted(missing.items())
+        ]
         raise _error(
             "incomplete-install",
-            f"{node_modules} lacks " + ", ".join(sorted(set(missing))),
+            f"{node_modules} lacks " + "; ".join(named),
             "install every package and peer the release needs; a partial release needs "
             "npm install --legacy-peer-deps with every peer named (adapters/upstream/README.md)",
-            sorted({m.split(" ")[0] for m in missing}),
+            sorted(missing),
         )
     if old:
         raise _error(
