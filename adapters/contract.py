@@ -99,13 +99,16 @@ class ImplementationError(Exception):
 class AdapterFault(Exception):
     """The adapter itself broke: crash, timeout, garbage or protocol violation (*uncaught*).
 
-    ``kind`` is one of ``crash``, ``timeout``, ``garbage``, ``protocol``.
+    ``kind`` is one of ``crash``, ``timeout``, ``garbage``, ``protocol``; ``code``, when
+    the transport can name the violation, is a stable ``DSH_*`` code for it (a reply out
+    of request order, a reply to no request in flight, a line nested too deeply).
     """
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str, code: str = "") -> None:
         super().__init__(f"{kind}: {message}")
         self.kind = kind
         self.message = message
+        self.code = code
 
 
 @runtime_checkable

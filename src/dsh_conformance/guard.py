@@ -35,7 +35,7 @@ class FaultGuard:
 
     def call(self, op: str, args: Mapping[str, Any]) -> Any:
         if self.fault is not None:
-            raise AdapterFault(self.fault.kind, self.fault.message)
+            raise AdapterFault(self.fault.kind, self.fault.message, self.fault.code)
         self.calls += 1
         try:
             return self.adapter.call(op, args)
@@ -54,7 +54,7 @@ class FaultGuard:
                     out.append(exc)
             return out
         if self.fault is not None:
-            raise AdapterFault(self.fault.kind, self.fault.message)
+            raise AdapterFault(self.fault.kind, self.fault.message, self.fault.code)
         try:
             result: list[Any] = many(calls)
         except AdapterFault as exc:
