@@ -82,7 +82,12 @@ def test_case(impl: Implementation, case: dict[str, Any]) -> None:
     # The steps are sent together (pipelined, as the protocol allows), then judged in
     # order: an implementation that answers out of order fails here (issue 23 item 7).
     steps = case["steps"]
-    outcomes = impl.call_many([(s["op"], canonical_value(s["args"])) for s in steps])
+    calls: list[tuple[str, Mapping[str, Any]]] = []
+    for step in steps:
+        args = canonical_value(step["args"])
+        assert isinstance(args, dict), "case args must be an object"
+        calls.append((step["op"], args))
+    outcomes = impl.call_many(calls)
     answered = Implementation(_Answered(outcomes, impl.handshake), impl.name)
     for number, step in enumerate(steps, 1):
         _check(answered, step["op"], step["args"], step.get("expect"), f"{where} (step {number})")

@@ -201,7 +201,9 @@ def test_multi_step_cases_are_pipelined() -> None:
     the case is a protocol fault; against the served model it passes."""
     from dsh_conformance.conformance import test_cases
 
-    (case,) = [p.values[0] for p in test_cases.load_cases() if len(p.values[0].get("steps", ())) > 2][:1]
+    (case,) = [
+        p.values[0] for p in test_cases.load_cases() if len(p.values[0].get("steps", ())) > 2
+    ][:1]
     for argv, fails in ((fake("reorder"), True), (SERVE, False)):
         impl = Implementation(FaultGuard(SubprocessAdapter(argv, timeout=30)))
         try:
