@@ -61,7 +61,8 @@ class _Process:
     so a pipelined batch is answered while it is still being sent (neither side can
     block the other on a full pipe), and Ctrl-C interrupts the wait at once.  A thread
     drains stderr, polling with a short timeout so it never sticks on a pipe some
-    escaped grandchild keeps open.
+    escaped grandchild keeps open; the calling thread drains it too where a fault's
+    classification depends on what stderr held by then (``drain_stderr``, D-205).
     """
 
     def __init__(
