@@ -215,3 +215,15 @@ def test_multi_step_cases_are_pipelined() -> None:
                 test_cases.test_case(impl, case)
         finally:
             impl.close()
+
+
+def test_smoke_pipelines_and_catches_a_reordering_adapter() -> None:
+    from dsh_conformance.smoke import smoke_checks
+
+    name = "subprocess:" + " ".join(fake("reorder"))
+    (check,) = [c for c in smoke_checks(name, timeout=30) if c.name == "pipelining"]
+    assert check.status == "fail"
+    assert "DSH_REPLY_OUT_OF_ORDER" in check.detail
+    served = "subprocess:" + " ".join(SERVE)
+    (check,) = [c for c in smoke_checks(served, timeout=30) if c.name == "pipelining"]
+    assert check.status == "ok"
