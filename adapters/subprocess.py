@@ -48,6 +48,8 @@ READ_POLL: Final = 0.1
 
 _EOF: Final = ("eof", b"")
 HANDLED_SIGNALS: Final = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+#: Reads of stderr one drain makes at most (64 KiB each).
+_DRAIN_READS: Final = 4
 #: Requests of a pipelined batch encoded before the first of them are sent.
 _SEND_EVERY: Final = 128
 
@@ -240,7 +242,12 @@ class _Process:
         what was written by then, so the answer never waits on the drain thread's turn
         (D-205)."""
         with self._stderr_lock:
-            while self._stderr_open and not self._ended:
+            # Bounded: a process that floods stderr faster than it is read must not hold
+            # the caller here.  What the pipe held when the drain began is at most its
+            # capacity (64 KiB on Linux), which the first read takes.
+            for _ in range(_DRAIN_READS):
+                if not self._stderr_open or self._ended:
+                    return False
                 try:
                     chunk = os.read(self._stderr_fd, 1 << 16)
                 except BlockingIOError:
@@ -249,13 +256,13 @@ class _Process:
                     chunk = b""
                 if not chunk:
                     self._stderr_open = False
-                    break
+                    return False
                 self.stderr_chunks += 1
                 self.stderr_tail.append(chunk)
                 self.stderr_size += len(chunk)
                 while self.stderr_size - len(self.stderr_tail[0]) >= STDERR_TAIL_BYTES:
                     self.stderr_size -= len(self.stderr_tail.popleft())
-            return False
+            return self._stderr_open
 
     def stderr_text(self) -> str:
         data = b"".join(self.stderr_tail)[-STDERR_TAIL_BYTES:]

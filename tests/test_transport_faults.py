@@ -227,3 +227,17 @@ def test_smoke_pipelines_and_catches_a_reordering_adapter() -> None:
     served = "subprocess:" + " ".join(SERVE)
     (check,) = [c for c in smoke_checks(served, timeout=30) if c.name == "pipelining"]
     assert check.status == "ok"
+
+
+def test_a_process_that_floods_stderr_forever_still_times_out() -> None:
+    """The transport's own stderr drain is bounded: an endless flood cannot hold it."""
+    flood = "import sys\nwhile True:\n    sys.stderr.write('x' * 65536)\n"
+    adapter = SubprocessAdapter([sys.executable, "-c", flood], timeout=0.5, startup_timeout=1.0)
+    started = time.monotonic()
+    try:
+        with pytest.raises(AdapterFault) as caught:
+            adapter.handshake()
+        assert caught.value.kind == "crash"  # it wrote to stderr, then never answered
+        assert time.monotonic() - started < 15
+    finally:
+        adapter.close()
