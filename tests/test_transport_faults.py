@@ -131,7 +131,7 @@ def test_one_fault_gets_one_classification_on_every_run(
     """The same fault over fresh processes: one classification every time (D-205),
     however late the stderr drain thread gets its turn (here: on time, late, never)."""
     seen = []
-    for drain in (_READ_STDERR, _READ_STDERR, _READ_STDERR, _late_drain, _no_drain):
+    for drain in (_READ_STDERR, _READ_STDERR, _late_drain, _no_drain):
         monkeypatch.setattr(_Process, "_read_stderr", drain)
         adapter = SubprocessAdapter(fake(*faults), timeout=0.4)
         try:
