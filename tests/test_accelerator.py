@@ -395,3 +395,21 @@ def test_long_strings_of_every_width_agree() -> None:
         text = unit * (1 << 16) + "xy"
         for name, twin in TWINS[:3]:
             assert on_path(True, twin, text) == on_path(False, twin, text), (name, unit)
+
+
+#: The accelerator's whole surface (D-207, D-208): pure functions of strings.
+PURE_FUNCTIONS = frozenset(
+    {"surrogates", "utf8_length", "canonical_length", "find", "plain"}
+    | {"quote_base64url", "unquote_base64url"}
+)
+
+
+@needs_extension
+def test_the_extension_exports_only_pure_string_functions() -> None:
+    """No transport code in model/: the request and reply loops (answer, take) are gone,
+    and nothing else but the pure functions is exported."""
+    exported = {name for name in dir(_jsfast) if not name.startswith("_")}
+    assert exported == PURE_FUNCTIONS
+    stub = (Path(jsstr.__file__).parent / "_jsfast.pyi").read_text(encoding="utf-8")
+    declared = {line.split("(")[0][4:] for line in stub.splitlines() if line.startswith("def ")}
+    assert declared == PURE_FUNCTIONS
