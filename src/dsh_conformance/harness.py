@@ -335,6 +335,10 @@ class HarnessPlugin:
                 "capabilities": list(self.config.getoption("dsh_capability") or ()),
                 "keyword": self.config.getoption("keyword", "") or "",
             },
+            "gate": {
+                "require": sorted({str(c) for c in self.config.getoption("dsh_require") or ()}),
+                "allow_empty": bool(self.config.getoption("dsh_allow_empty", False)),
+            },
             "selected": len(self.meta) + len(self.carried),
             **self._lineage(),
             "started": datetime.now(UTC).isoformat(timespec="seconds"),

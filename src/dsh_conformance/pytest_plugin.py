@@ -79,6 +79,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run only tests needing this capability (repeatable)",
     )
     group.addoption(
+        "--dsh-require",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="fail the run unless the implementation declares this capability (repeatable)",
+    )
+    group.addoption(
+        "--dsh-allow-empty",
+        action="store_true",
+        default=False,
+        help="let a run in which no applicable test ran pass (default: it fails, D-175)",
+    )
+    group.addoption(
         "--dsh-timeout",
         type=float,
         default=None,

@@ -51,6 +51,8 @@ class RunOptions:
     timeout: float | None = None
     validate: bool = False
     exitfirst: bool = False
+    require: tuple[str, ...] = field(default=(), converter=_strings)
+    allow_empty: bool = False
     extra: tuple[str, ...] = field(default=(), converter=_strings)
 
 
@@ -106,6 +108,10 @@ def pytest_args(options: RunOptions, record: Path, workdir: Path) -> list[str]:
         args.append("--dsh-validate")
     if options.exitfirst:
         args.append("-x")
+    for capability in options.require:
+        args += ["--dsh-require", capability]
+    if options.allow_empty:
+        args.append("--dsh-allow-empty")
     return args + list(options.extra)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Set
+from collections.abc import Sequence, Set
 from pathlib import Path
 from typing import Any
 
@@ -145,3 +145,41 @@ def private_copy(path: Path) -> Path:
     shutil.copyfile(path, name)
     atexit.register(lambda: Path(name).unlink(missing_ok=True))
     return Path(name)
+
+
+def check_selection(
+    adapter: str,
+    requirements: Sequence[str],
+    capabilities: Sequence[str],
+    require: Sequence[str],
+) -> None:
+    """Configuration errors before any collection (exit 78, D-177): a malformed or
+    unknown adapter name, a ``-r`` pattern no requirement id matches, an unknown
+    capability given to ``-c`` or ``--require``."""
+    import fnmatch
+
+    from dsh_conformance.adapters.contract import CAPABILITIES
+    from dsh_conformance.adapters.registry import check_name
+
+    check_name(adapter)
+    for option, names in (("--capability", capabilities), ("--require", require)):
+        unknown = [c for c in names if c not in CAPABILITIES]
+        if unknown:
+            raise HarnessError(
+                "unknown-capability",
+                f"{option} {', '.join(unknown)}: no such capability",
+                hint=f"capabilities: {', '.join(CAPABILITIES)}",
+                exit_status=EX_CONFIG,
+            )
+    if requirements:
+        from dsh_conformance.spec import load_catalog
+
+        ids = list(load_catalog().requirements)
+        unmatched = [p for p in requirements if not fnmatch.filter(ids, p)]
+        if unmatched:
+            raise HarnessError(
+                "unknown-requirement",
+                f"--requirement {', '.join(unmatched)}: matches no requirement id",
+                hint="run `dsh-conformance spec` to list them (globs: URI-*)",
+                exit_status=EX_CONFIG,
+            )

@@ -1,0 +1,72 @@
+"""Adapters for the "a green cannot lie" tests (issue 23, D-175..D-179).
+
+Selectable as ``python:honest_kit:<factory>`` with ``tests/`` on the path (tests/harness_cli.py
+puts it there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from dsh_conformance.adapters.contract import Handshake, ImplementationInfo
+from dsh_conformance.adapters.reference import ReferenceAdapter
+
+
+class _Declaring:
+    """The reference model, declaring only *capabilities* in its handshake."""
+
+    capabilities: frozenset[str] = frozenset()
+
+    def __init__(self) -> None:
+        self.reference = ReferenceAdapter()
+
+    def handshake(self) -> Handshake:
+        return Handshake(
+            implementation=ImplementationInfo(name="honest-kit", language="python"),
+            capabilities=self.capabilities,
+        )
+
+    def call(self, op: str, args: Mapping[str, Any]) -> Any:
+        return self.reference.call(op, args)
+
+    def close(self) -> None:
+        self.reference.close()
+
+
+class Empty(_Declaring):
+    """Declares no capability at all: every test is unsupported, nothing is checked."""
+
+
+class UriOnly(_Declaring):
+    """Declares only ``uri``: a host that silently dropped every other capability."""
+
+    capabilities = frozenset({"uri"})
+
+
+class KillsItsWorker(_Declaring):
+    """The reference model, which SIGKILLs the process it runs in at its 40th call, once
+    per ``$DSH_KIT_ONCE`` file: under ``--workers`` that is a pytest-xdist worker dying
+    mid-run (``kill -9`` of a worker)."""
+
+    capabilities = ReferenceAdapter().handshake().capabilities
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def call(self, op: str, args: Mapping[str, Any]) -> Any:
+        import os
+        import signal
+        from pathlib import Path
+
+        self.calls += 1
+        once = Path(os.environ["DSH_KIT_ONCE"])
+        if self.calls == 40 and os.environ.get("PYTEST_XDIST_WORKER"):
+            try:
+                once.touch(exist_ok=False)
+            except FileExistsError:
+                pass
+            else:
+                os.kill(os.getpid(), signal.SIGKILL)
+        return self.reference.call(op, args)
