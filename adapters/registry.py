@@ -89,13 +89,20 @@ def check_name(name: str) -> None:
     if prefix == "python":
         import importlib.util
 
-        module, _ = _python_parts(rest)
+        module, attr = _python_parts(rest)
         try:
             found = importlib.util.find_spec(module)
         except (ImportError, ValueError):
             found = None
         if found is None:
             raise _bad(name, f"no module named {module!r}", "is the module on sys.path?")
+        try:
+            factory = getattr(importlib.import_module(module), attr, None)
+        except Exception as exc:
+            raise _bad(name, f"importing {module} failed: {exc}", "is it importable?") from exc
+        if not callable(factory):
+            why = "not found" if factory is None else "not callable"
+            raise _bad(name, f"{module}.{attr} is {why}", _PYTHON_HINT)
     elif prefix == "subprocess":
         import shlex
 

@@ -18,6 +18,7 @@ import click
 
 from dsh_conformance.errors import (
     EX_CANTCREAT,
+    EX_CONFIG,
     EX_FAILURES,
     EX_INCOMPLETE,
     EX_INTERRUPTED,
@@ -444,11 +445,14 @@ def _finish_run(
             f"the run was interrupted by {received} before any test ran",
             status=EX_INTERRUPTED,
         )
-    if received is None and (status == EX_SOFTWARE or not record_path.exists()):
+    if received is None and (status in (EX_SOFTWARE, EX_CONFIG) or not record_path.exists()):
         reason = ""
         if record_path.exists():
             footer = load_record(record_path).footer or {}
             reason = str(footer.get("reason", ""))
+        if status == EX_CONFIG:
+            what, _, hint = reason.removeprefix("[DSH_INVALID_ARGUMENT] ").partition(" (hint: ")
+            _fail("DSH_INVALID_ARGUMENT", what, hint.removesuffix(")"))
         if status == 5:
             _fail(
                 "nothing-selected",

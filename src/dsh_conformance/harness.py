@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from attrs import define, field, frozen
 
-from dsh_conformance.errors import EX_FAILURES, EX_SOFTWARE, HarnessError
+from dsh_conformance.errors import EX_CONFIG, EX_FAILURES, EX_SOFTWARE, HarnessError
 from dsh_conformance.guard import FaultGuard
 from dsh_conformance.outcomes import (
     APPLICABLE,
@@ -288,9 +288,12 @@ class HarnessPlugin:
                 self.writer.close()
                 self.writer = None
             self.meta.clear()
-            pytest.exit(
+            from dsh_conformance.model.errors import DshError, ErrorCode
+
+            bad_name = isinstance(exc, DshError) and exc.code == ErrorCode.INVALID_ARGUMENT
+            pytest.exit(  # a factory that cannot make an adapter from its name: config (78)
                 f"[adapter-unavailable] cannot start {adapter_name!r}: {reason}",
-                returncode=EX_SOFTWARE,
+                returncode=EX_CONFIG if bad_name else EX_SOFTWARE,
             )
         if self.writer is not None:
             handshake = impl.handshake
