@@ -70,3 +70,28 @@ class KillsItsWorker(_Declaring):
             else:
                 os.kill(os.getpid(), signal.SIGKILL)
         return self.reference.call(op, args)
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_nul(v) for v in value)
+    return False
+
+
+class DiesOnNul(_Declaring):
+    """The reference model, whose process exits (status 3) on any argument holding U+0000:
+    served with ``python -m dsh_conformance.adapters.serve --adapter python:honest_kit:DiesOnNul``
+    it is an adapter that crashes on one input and answers every other."""
+
+    capabilities = frozenset({"uri"})
+
+    def call(self, op: str, args: Mapping[str, Any]) -> Any:
+        import os
+
+        if _has_nul(dict(args)):
+            os._exit(3)
+        return self.reference.call(op, args)

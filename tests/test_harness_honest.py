@@ -266,3 +266,29 @@ def test_configuration_errors_exit_78_before_collection(
     status, _, err = invoke(*argv)
     assert status == 78, err
     one_error(err, code)
+
+
+def test_the_input_that_crashed_the_adapter_is_shrunk_and_shown(tmp_path: Path) -> None:
+    """An adapter whose process exits on a session id holding U+0000.  Before: no report
+    showed the arguments, and Hypothesis saw a flaky failure it could not shrink."""
+    served = [sys.executable, "-m", "dsh_conformance.adapters.serve"]
+    adapter = "subprocess:" + " ".join([*served, "--adapter", "python:honest_kit:DiesOnNul"])
+    out = tmp_path / "out"
+    done = cli(
+        *run_args(adapter, out, "-r", "URI-002", "-k", "test_every_js_string_round_trips"),
+        *QUICK,
+    )
+    assert done.returncode == 1, done.stderr
+    record = load_record(out / "record.jsonl")
+    (test,) = record.tests
+    assert test.outcome is Outcome.CRASH
+    request = {"op": "uri.encode", "args": {"sessionId": "\x00"}}  # shrunk to the minimum
+    assert json.loads(test.request) == request
+    assert "Flaky" not in test.longrepr  # the crash replays: an ordinary failure
+    line = next(x for x in (out / "record.jsonl").read_text().splitlines() if '"test"' in x)
+    assert json.loads(line)["request"] == request
+    shown = '{"op":"uri.encode","args":{"sessionId":"\\u0000"}}'  # JSON, escaped
+    assert f"request in flight: {shown}" in test.message
+    for name in ("report.md", "report.html", "junit.xml"):
+        assert "\x00" not in (out / name).read_text(encoding="utf-8")
+    assert shown in (out / "report.md").read_text(encoding="utf-8")

@@ -40,7 +40,10 @@ if TYPE_CHECKING:
 GUARD_KEY = pytest.StashKey[FaultGuard]()
 #: Longest failure text kept in the record per test.
 LONGREPR_LIMIT = 8000
-MESSAGE_LIMIT = 500
+#: Longest message kept in the record per test (reports show it whole: D-179).
+MESSAGE_LIMIT = 4000
+#: Longest JSON of the request in flight shown in a message (the record keeps it whole).
+REQUEST_SHOWN = 1000
 
 
 @frozen
@@ -61,6 +64,7 @@ class _Progress:
     longrepr: str = ""
     duration: float = 0.0
     blame: tuple[str, ...] = ()
+    request: str = ""
 
 
 @define
@@ -424,6 +428,13 @@ class HarnessPlugin:
             broke = fault_of(exc, fault) if exc is not None else None
             if broke is not None:  # exit status and stderr tail, not "FlakyFailure"
                 text = f"{broke.kind}: {broke.message}"
+                request = guard.fault_request if guard is not None else None
+                if request is not None:  # the input that broke it (D-180)
+                    from dsh_conformance.reporting.escape import json_text, show_value
+
+                    state.request = json_text(request)
+                    shown = show_value(request, REQUEST_SHOWN)
+                    text = f"{broke.kind} (request in flight: {shown}): {broke.message}"
                 state.message = _short(text, MESSAGE_LIMIT)
                 state.longrepr = _short(f"{text}\n\n{state.longrepr}", LONGREPR_LIMIT)
         entry = meta.entry
@@ -521,6 +532,7 @@ class HarnessPlugin:
             expectation=entry.id if entry is not None else "",
             longrepr=state.longrepr if outcome in FAILING or state.detail else "",
             blame=state.blame if outcome in FAILING or state.detail else (),
+            request=state.request if outcome in FAILING or state.detail else "",
         )
         self.results.append(result)
         if self.writer is not None:

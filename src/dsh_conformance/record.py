@@ -48,6 +48,8 @@ class TestResult:
     longrepr: str = ""
     #: The requirements a failing test blames (its failed checks, D-160), else empty.
     blame: tuple[str, ...] = field(default=(), converter=_tuple)
+    #: JSON of the request in flight at an adapter crash or timeout (D-180), else empty.
+    request: str = ""
 
     @property
     def failed(self) -> bool:
@@ -77,6 +79,8 @@ class TestResult:
                 data[key] = getattr(self, key)
         if self.blame:
             data["blame"] = list(self.blame)
+        if self.request:
+            data["request"] = jsstr.parse(self.request)
         return data
 
     @classmethod
@@ -92,7 +96,16 @@ class TestResult:
             expectation=str(data.get("expectation", "")),
             longrepr=str(data.get("longrepr", "")),
             blame=[str(r) for r in data.get("blame", [])],
+            request=_request_text(data.get("request")),
         )
+
+
+def _request_text(request: Any) -> str:
+    if request is None:
+        return ""
+    from dsh_conformance.reporting.escape import json_text
+
+    return json_text(request)
 
 
 @frozen

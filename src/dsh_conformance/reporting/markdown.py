@@ -128,6 +128,13 @@ def render(record: RunRecord, *, failures_limit: int = 50) -> str:
                 "",
                 markdown_block(message or "(no message)"),
                 "",
+            ]
+            if test.request:
+                request = test.request
+                if len(request) > MESSAGE_CAP:
+                    request = request[: MESSAGE_CAP - 1] + "…"
+                lines += ["request in flight (JSON):", "", markdown_block(request), ""]
+            lines += [
                 f"replay: `{for_markdown_cell(replay_test_command(record, test), 1000)}`",
             ]
     return "\n".join(lines) + "\n"
