@@ -325,3 +325,30 @@ def test_smoke_passes_on_the_pinned_upstream_release() -> None:
     assert status == 0, out + err
     assert "retention ops" in out
     assert "retention.truncate" not in out.split("capabilities", 1)[1].split("\n", 1)[0]
+
+
+def test_a_failure_the_manifest_expects_is_not_shrunk(tmp_path: Path) -> None:
+    """D-183: an expected failure needs a failing example, not the smallest; shrinking it
+    was most of the upstream run (minutes).  Counted in adapter calls, not seconds."""
+    test = "conformance/test_uri.py::test_encode_is_scheme_plus_base64url_of_json_stringify"
+    manifest = tmp_path / "m.toml"
+    manifest.write_text(
+        f'adapter = "pads-long-ids"\n\n[[expect]]\nid = "{test}"\nstatus = "xfail"\n'
+        'reason = "URI-004: padded on purpose"\n',
+        encoding="utf-8",
+    )
+    adapter = "python:honest_kit:PadsLongIds"
+    select = ("-r", "URI-004", "-k", "test_encode_is_scheme_plus_base64url", *QUICK)
+    expected = cli(*run_args(adapter, tmp_path / "a", *select, "--expectations", str(manifest)))
+    shrunk = cli(*run_args(adapter, tmp_path / "b", *select, "--fail-on", "profile"))
+    assert expected.returncode == 0, expected.stderr
+    assert shrunk.returncode == 1, shrunk.stderr
+    quiet, loud = (
+        load_record(tmp_path / "a" / "record.jsonl"),
+        load_record(tmp_path / "b" / "record.jsonl"),
+    )
+    assert str(quiet.by_nodeid()[test].outcome) == "xfail"
+    assert str(loud.by_nodeid()[test].outcome) == "fail"
+    assert quiet.footer is not None
+    assert loud.footer is not None
+    assert quiet.footer["calls"] < loud.footer["calls"]

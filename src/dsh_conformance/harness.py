@@ -76,7 +76,9 @@ class _EntryStats:
 
 def stable_test_id(item: pytest.Item, root: Path) -> str:
     """``conformance/<file>::<name>[<param>]``, the same wherever the suite is installed."""
-    path = Path(str(item.path)).resolve()
+    from dsh_conformance.pytest_plugin import resolved
+
+    path = resolved(str(item.path))
     try:
         rel = path.relative_to(root).as_posix()
     except ValueError:
@@ -128,6 +130,8 @@ class HarnessPlugin:
     carried: dict[str, TestResult] = field(factory=dict)
     #: ``--dsh-last-failed``: the only test ids to run.
     rerun: set[str] | None = None
+    #: Hypothesis settings to put back when a test finishes (``_without_shrinking``).
+    restore: dict[str, tuple[Any, Any]] = field(factory=dict)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         from dsh_conformance import signals
@@ -239,7 +243,9 @@ class HarnessPlugin:
 
     @staticmethod
     def _covers_package(items: Sequence[pytest.Item], root: Path) -> bool:
-        files = {Path(str(item.path)).resolve() for item in items}
+        from dsh_conformance.pytest_plugin import resolved
+
+        files = {resolved(str(item.path)) for item in items}
         return all(path.resolve() in files for path in root.rglob("test_*.py"))
 
     def _load_manifest(self, requirements: Any) -> Manifest | None:
@@ -380,6 +386,22 @@ class HarnessPlugin:
         entry = meta.entry
         if entry is not None and entry.status == "unsupported":
             pytest.skip(f"unsupported: {entry.reason} (expectation {entry.id})")
+        if entry is not None and entry.status == "xfail":
+            self._without_shrinking(item)
+
+    def _without_shrinking(self, item: pytest.Item) -> None:
+        """A failure the manifest expects needs a failing example, not the smallest one
+        (D-183): Hypothesis skips shrinking it (most of a known divergence's time: minutes
+        on the published release), restored when the test finishes."""
+        test = getattr(item, "obj", None)
+        current = getattr(test, "_hypothesis_internal_use_settings", None)
+        if current is None or not getattr(test, "is_hypothesis_test", False):
+            return
+        from hypothesis import Phase, settings
+
+        phases = tuple(p for p in current.phases if p not in (Phase.shrink, Phase.explain))
+        self.restore[item.nodeid] = (test, current)
+        test._hypothesis_internal_use_settings = settings(current, phases=phases)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -509,6 +531,9 @@ class HarnessPlugin:
             state.duration += report.duration
 
     def pytest_runtest_logfinish(self, nodeid: str, location: tuple[str, int, str]) -> None:
+        if nodeid in self.restore:
+            test, current = self.restore.pop(nodeid)
+            test._hypothesis_internal_use_settings = current
         meta = self.meta.get(nodeid)
         state = self.progress.pop(nodeid, None)
         if meta is None or state is None:
