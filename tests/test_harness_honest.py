@@ -352,3 +352,44 @@ def test_a_failure_the_manifest_expects_is_not_shrunk(tmp_path: Path) -> None:
     assert quiet.footer is not None
     assert loud.footer is not None
     assert quiet.footer["calls"] < loud.footer["calls"]
+
+
+def test_failures_that_fail_the_gate_come_first_in_full_with_a_replay(tmp_path: Path) -> None:
+    """Before: file order, messages cut near 400 characters, no per-test replay."""
+    long = "x" * 1500 + " the end"
+    path = tmp_path / "r.jsonl"
+    writer = RecordWriter(path)
+    writer.header(
+        {
+            "spec_profile": "seed",
+            "adapter": {"name": "x", "capabilities": ["uri"]},
+            "selected": 3,
+            "hypothesis": {"profile": "quick", "seed": 5},
+        }
+    )
+    for name, outcome, blame, message in (
+        ("a_profile", "fail", "URI-005", "profile message"),  # profile MUST (D-5)
+        ("b_seed", "fail", "URI-001", long),  # seed MUST
+        ("c_crash", "crash", "URI-002", "crash message"),
+    ):
+        writer.test(
+            TestResult(
+                f"conformance/test_uri.py::test_{name}[p]",
+                Outcome(outcome),
+                (blame,),
+                message=message,
+                blame=(blame,),
+            )
+        )
+    writer.footer({"status": "complete"})
+    writer.close()
+    record = load_record(path)
+    md = markdown.render(record)
+    order = [md.index(f"test_{n}[p]`") for n in ("c_crash", "b_seed", "a_profile")]
+    assert order == sorted(order)
+    assert long in md  # whole
+    assert "-k test_b_seed" in md  # its own replay command
+    assert "--seed 5" in md
+    page = html.render([record])
+    order = [page.index(f"test_{n}[p]</code> ") for n in ("c_crash", "b_seed", "a_profile")]
+    assert order == sorted(order)
