@@ -384,6 +384,8 @@ def run(
         requirement = requirement or plan.requirements
         capability = capability or plan.capabilities
         keyword = keyword or plan.keyword
+        require = require or plan.require
+        allow_empty = allow_empty or plan.allow_empty
         if expectations is None and plan.expectations and not no_expectations:
             expectations = plan.expectations
         earlier = runplan.private_copy(earlier)

@@ -35,6 +35,9 @@ class Plan:
     capabilities: tuple[str, ...]
     keyword: str
     expectations: str | None
+    #: The header's gate (D-175): capabilities required, whether an empty run may pass.
+    require: tuple[str, ...] = ()
+    allow_empty: bool = False
 
     def override(
         self,
@@ -76,6 +79,7 @@ def from_record(path: Path, *, rerun_failed: bool) -> Plan:
     filters: dict[str, Any] = dict(header.get("filters") or {})
     seed = hypothesis.get("seed")
     profile = hypothesis.get("profile")
+    gate: dict[str, Any] = dict(header.get("gate") or {})
     return Plan(
         adapter=str((header.get("adapter") or {}).get("name") or "reference"),
         seed=int(str(seed)) if str(seed).isdigit() else None,
@@ -85,6 +89,8 @@ def from_record(path: Path, *, rerun_failed: bool) -> Plan:
         capabilities=tuple(str(c) for c in filters.get("capabilities") or ()),
         keyword=str(filters.get("keyword") or ""),
         expectations=str(header["expectations"]) if header.get("expectations") else None,
+        require=tuple(str(c) for c in gate.get("require") or ()),
+        allow_empty=bool(gate.get("allow_empty")),
     )
 
 
