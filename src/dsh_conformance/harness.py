@@ -393,7 +393,7 @@ class HarnessPlugin:
         """A failure the manifest expects needs a failing example, not the smallest one
         (D-183): Hypothesis skips shrinking it (most of a known divergence's time: minutes
         on the published release), restored when the test finishes."""
-        test = getattr(item, "obj", None)
+        test: Any = getattr(item, "obj", None)
         current = getattr(test, "_hypothesis_internal_use_settings", None)
         if current is None or not getattr(test, "is_hypothesis_test", False):
             return
