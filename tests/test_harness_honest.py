@@ -393,3 +393,18 @@ def test_failures_that_fail_the_gate_come_first_in_full_with_a_replay(tmp_path: 
     page = html.render([record])
     order = [page.index(f"test_{n}[p]</code> ") for n in ("c_crash", "b_seed", "a_profile")]
     assert order == sorted(order)
+
+
+def test_an_adapter_that_cannot_start_leaves_a_footer_with_its_exit_status(
+    tmp_path: Path,
+) -> None:
+    import shlex
+
+    dies = "subprocess:" + shlex.join([sys.executable, "-c", "raise SystemExit(3)"])
+    out = tmp_path / "out"
+    done = cli(*run_args(dies, out, "-r", "URI-001", *QUICK))
+    assert done.returncode == 70, done.stderr
+    record = load_record(out / "record.jsonl")
+    assert record.ending == "aborted"
+    assert record.footer is not None
+    assert record.footer["exit_status"] == 70

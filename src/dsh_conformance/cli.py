@@ -452,6 +452,7 @@ def _finish_run(
         if record_path.exists():
             footer = load_record(record_path).footer or {}
             reason = str(footer.get("reason", ""))
+            settle_exit_status(record_path, EX_CONFIG if status == EX_CONFIG else EX_SOFTWARE)
         if status == EX_CONFIG:
             what, _, hint = reason.removeprefix("[DSH_INVALID_ARGUMENT] ").partition(" (hint: ")
             _fail("DSH_INVALID_ARGUMENT", what, hint.removesuffix(")"))
