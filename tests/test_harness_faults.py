@@ -180,3 +180,10 @@ def test_a_fault_inside_a_hypothesis_test_is_named_not_flaky(
         assert word in victim.longrepr
     for wrapper in ("Flaky", "ExceptionGroup"):
         assert wrapper not in victim.message
+    # the request in flight is recorded, and named at the head of the message (D-180)
+    import json
+
+    request = json.loads(victim.request)
+    assert request["op"] == "uri.encode"
+    assert isinstance(request["args"]["sessionId"], str)
+    assert victim.message.startswith(f"{outcome} (request in flight: {{")
