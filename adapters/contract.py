@@ -23,6 +23,7 @@ CAPABILITIES: Mapping[str, str] = {
     "serialization": "tag-safe JSON serialization",
     "projection": "project a session surface to conversation items",
     "retention": "per-source byte retention of a projected snapshot",
+    "retention.truncate": "the head/tail slice of one text with its notice, on its own",
     "prepare": "prepare() of references into one prompt-prefix context",
     "candidates": "candidate discovery for mention completion",
     "agent": "an agent with an inbox, a scripted model and captured requests",

@@ -370,7 +370,22 @@ class SubprocessAdapter:
         request = wire.handshake_request(0)
         # Starting a runtime takes longer than answering a call: never less than 30 s.
         startup = self.startup_timeout or max(self.timeout, 30.0)
-        reply = self._exchange([("handshake", request)], startup)[0]
+        before = "stdout before the handshake: the first line on stdout must be the handshake "
+        before += "reply (write logs to stderr); got: "
+        process.poll()
+        if process.lines and process.lines[0] != _EOF:  # a log line, most often
+            event = process.lines.popleft()
+            line = event if isinstance(event, bytes) else event[1]
+            self._drop()
+            shown = wire.printable(line[:200].decode("utf-8", "replace"), keep_newlines=False)
+            raise AdapterFault("protocol", f"{self.name}: {before}{shown}")
+        try:
+            reply = self._exchange([("handshake", request)], startup)[0]
+        except AdapterFault as exc:
+            if exc.kind not in ("garbage", "protocol"):
+                raise
+            detail = exc.message.removeprefix(self.name + ": ")
+            raise AdapterFault("protocol", f"{self.name}: {before}{detail}") from None
         if "error" in reply:
             self._drop()
             error = reply["error"]

@@ -375,6 +375,7 @@ def test_upstream_three_references_vector(
     expect_equal("REF-004", out["stats"]["omittedBytes"], omitted, what="omittedBytes")
 
 
+@pytest.mark.capability("retention.truncate")  # the op on its own (D-181)
 @pytest.mark.req("RET-009")
 @pytest.mark.parametrize(
     ("text", "cap", "expected", "omitted"),
@@ -401,6 +402,7 @@ def test_upstream_truncation_vectors(
     )
 
 
+@pytest.mark.capability("retention.truncate")  # the op on its own (D-181)
 @pytest.mark.req("RET-003")
 @pytest.mark.parametrize(
     ("text", "cap"),
@@ -416,6 +418,7 @@ def test_a_byte_order_mark_at_a_cut_is_counted_exactly(
     expect_equal("RET-003", n, out["omittedBytes"], what="exact omitted bytes", text=text)
 
 
+@pytest.mark.capability("retention.truncate")  # the op on its own (D-181)
 @pytest.mark.req("RET-003", "RET-013")
 @pytest.mark.parametrize(("text", "cap"), [("0123456789" * 10, 60), ("界" * 100, 90)])
 def test_slices_keep_both_ends(impl: Implementation, text: str, cap: int) -> None:
@@ -474,12 +477,14 @@ def test_a_preserved_message_is_never_emptied(impl: Implementation) -> None:
     expect_equal("RET-006", truncation_of(only["text"], "x" * 1000), 995, what="omitted count")
 
 
+@pytest.mark.capability("retention.truncate")  # the op on its own (D-181)
 @pytest.mark.req("RET-006")
 def test_bare_notice_when_nothing_else_fits(impl: Implementation) -> None:
     out = impl.call("retention.truncate", text="0123456789" * 10, maxBytes=31)
     assert out == {"text": "\n[… omitted 100 UTF-8 bytes …]", "omittedBytes": 100, "fits": False}
 
 
+@pytest.mark.capability("retention.truncate")  # the op on its own (D-181)
 @pytest.mark.req("RET-003", "RET-006", "RET-013")
 @settings(suppress_health_check=SLOW)
 @given(big_texts(max_repeat=40), st.integers(min_value=0, max_value=300))

@@ -33,8 +33,10 @@ class CheckFailure(AssertionError):
 
 
 def _show(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
+    """A value as JSON, what crossed the wire (a ``repr`` only for what JSON cannot hold)."""
+    from dsh_conformance.reporting.escape import show_value
+
+    return show_value(value, SHOWN)
 
 
 def _context(inputs: Mapping[str, object]) -> str:
@@ -102,7 +104,7 @@ def expect_equal(
     __tracebackhide__ = True  # pytest shows the failing test line, not this helper
     if actual != expected:
         headline = f"{what} differs from what the requirement demands"
-        shown_expected, shown_actual = repr(expected), repr(actual)
+        shown_expected, shown_actual = _show(expected), _show(actual)
         if len(shown_expected) + len(shown_actual) <= 160:
             headline = f"{what}: expected {shown_expected}, got {shown_actual}"
         raise fail(

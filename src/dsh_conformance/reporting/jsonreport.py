@@ -6,12 +6,21 @@ from typing import Any
 
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import json_text
-from dsh_conformance.reporting.summary import compliance, requirement_rows, verdicts
+from dsh_conformance.reporting.summary import (
+    compliance,
+    requirement_rows,
+    run_problems,
+    verdicts,
+)
 
 
 def build(record: RunRecord) -> dict[str, Any]:
     rows = requirement_rows(record)
+    problems = run_problems(record)
     return {
+        "problems": [p.to_json() for p in problems],
+        "ending": record.ending,
+        "complete": record.ending == "complete",
         "header": dict(record.header),
         "verdicts": {v.name: v.to_json() for v in verdicts(record, rows)},
         "truncated": record.truncated,

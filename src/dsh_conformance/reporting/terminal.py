@@ -13,8 +13,10 @@ from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import for_terminal
 from dsh_conformance.reporting.summary import (
     compliance,
+    gate_ordered,
     replay_command,
     requirement_rows,
+    run_problems,
     verdicts,
 )
 
@@ -86,6 +88,7 @@ def failures(record: RunRecord, limit: int = 30) -> RenderableType:
     lines: list[RenderableType] = []
     bad = [t for t in record.tests if t.outcome not in {Outcome.PASS, Outcome.SKIPPED}]
     bad = [t for t in bad if t.outcome is not Outcome.UNSUPPORTED]
+    bad = [test for _, test in gate_ordered(record, bad)]
     for test in bad[:limit]:
         line = Text()
         line.append(f"{test.outcome.upper():8}", style=STYLES.get(str(test.outcome), "red"))
@@ -104,11 +107,20 @@ def failures(record: RunRecord, limit: int = 30) -> RenderableType:
     return Group(*lines)
 
 
+def problem_lines(record: RunRecord) -> RenderableType:
+    """What keeps the run from passing, in red (D-175)."""
+    return Group(
+        *(_text(f"NOT A PASS ({p.code}): {p.message}", "bold red") for p in run_problems(record))
+    )
+
+
 def print_summary(record: RunRecord, console: Console, *, show_failures: bool = True) -> None:
+    console.print(problem_lines(record))
     console.print(requirement_table(record))
     if show_failures:
         console.print(failures(record))
     console.print(totals_line(record))
     console.print(verdict_lines(record))
+    console.print(problem_lines(record))
     if any(t.outcome not in {Outcome.PASS, Outcome.UNSUPPORTED} for t in record.tests):
         console.print(_text(f"replay: {replay_command(record)}", "dim"))
