@@ -97,7 +97,6 @@ class OwnRetention:
     def _slice(self, original: str, keep: int) -> str:
         return slice_text(original, keep, self.head_share, self.strip_bom, self.notice)
 
-
     def retain(self, reference: ReferenceAdapter, args: Mapping[str, Any]) -> dict[str, Any]:
         source = {"session": args["session"]}
         surface = reference.call("session.surface", source)
