@@ -134,6 +134,26 @@ def test_dedupe_order_labels_limit_and_input_index(
     expect_equal("ENV-006", [m["inputIndex"] for m in meta], list(range(len(expected))))
 
 
+@pytest.mark.req("PREP-001")
+@pytest.mark.parametrize(
+    "refs",
+    [
+        [{"sessionId": "b", "label": ""}, {"sessionId": "a"}, {"sessionId": "b", "label": "x"}],
+        [{"sessionId": "c"}, {"sessionId": "a", "label": "A"}, {"sessionId": "c", "label": ""}],
+        [{"sessionId": "a"}, {"sessionId": "b"}, {"sessionId": "a"}, {"sessionId": "b"}],
+    ],
+)
+def test_first_appearance_order_whatever_the_labels(
+    impl: Implementation, refs: list[dict[str, Any]]
+) -> None:
+    """PREP-001 on its own (issue 25): the ids come in first-appearance order, judged
+    before and apart from the label a repeat carries (ENV-006, a decision)."""
+    sessions = {sid: small(sid) for sid in POOL}
+    result = prepare(impl, refs, sessions=sessions)
+    ids = [d["sessionId"] for d in payload(result)]
+    expect_equal("PREP-001", ids, list(dict.fromkeys(r["sessionId"] for r in refs)), what="ids")
+
+
 @pytest.mark.req("PREP-002", "PREP-022")
 @settings(suppress_health_check=SLOW)
 @given(st.lists(st.sampled_from(POOL), max_size=5), st.data())

@@ -489,6 +489,33 @@ def test_drop_what_is_needed_then_slice(impl: Implementation) -> None:
     expect("RET-003", code is None, "failed where slicing the newest text fits", code=code)
 
 
+@pytest.mark.req("RET-002")
+@pytest.mark.parametrize("label", ["s", ""])
+def test_older_messages_are_dropped_first(impl: Implementation, label: str) -> None:
+    """RET-002 (seed, D-198): of two equally long older messages, only one fits beside the
+    newest; it must be the younger one (the first of the run goes, the last stays)."""
+    src = session(
+        "s",
+        ("user/message", "first " * 10, USER),
+        ("assistant/message", "second" * 10, USER),
+        ("user/message", "newest", USER),
+    )
+    kept = [{"role": "assistant", "text": "second" * 10}, {"role": "user", "text": "newest"}]
+    room = tag_safe_bytes(
+        {
+            "sessionId": "s",
+            "label": label,
+            "cwd": None,
+            "capturedThroughSeq": 2,
+            "conversation": kept,
+        }
+    )
+    with check("RET-002"):  # dropping the oldest message alone makes it fit
+        out = impl.call("retention.retain", session=src, label=label, maxBytes=room)
+    texts = [c["text"] for c in out["data"]["conversation"]]
+    expect_equal("RET-002", texts, ["second" * 10, "newest"], what="retained texts")
+
+
 @pytest.mark.req("RET-006", "RET-011")
 def test_a_preserved_message_is_never_emptied(impl: Implementation) -> None:
     """D-37: where upstream would keep the newest message as '' the model fails instead."""

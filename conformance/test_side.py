@@ -621,24 +621,34 @@ def test_the_default_cap_is_4096_bytes(fresh: Implementation) -> None:
     assert 4096 - 3 < inv.utf8_len(result["text"]) <= 4096
 
 
-@pytest.mark.req("SIDE-057")
+@pytest.mark.req("SIDE-031", "SIDE-057")
 @given(extra=st.integers(min_value=-3, max_value=3), unit=st.sampled_from(["a", "界"]))
 @settings(max_examples=20)
 def test_an_explicit_handback_is_never_altered(impl: Implementation, extra: int, unit: str) -> None:
+    """SIDE-031 (seed): whatever a host does with a handback text over the cap, what it
+    merges is capped; SIDE-057 (profile): the reference rejects it and merges nothing."""
     impl.call("reset")
     make_parent(impl, turns=1)
     impl.call("side.fork", parent="parent", child="side")
     cap = 300
     budget = cap - inv.utf8_len(HEADING)
     note = unit * ((budget + extra * inv.utf8_len(unit)) // inv.utf8_len(unit))
-    check = unchanged(impl, "parent")
+    same = unchanged(impl, "parent")
     if inv.utf8_len(HEADING + note) > cap:
+        before = len(log(impl, "parent")["events"])
         code = impl.error_code("side.mergeBack", parent="parent", child="side", cap=cap, text=note)
-        assert code == "DSH_SIDE_HANDBACK_OVER_CAP"
-        check()
+        added = log(impl, "parent")["events"][before:]
+        merged = [
+            inv.text_of(e["data"]["content"]) for e in added if e["type"] == "context/message"
+        ]
+        with check("SIDE-031", merged=merged, cap=cap):
+            assert all(inv.utf8_len(t) <= cap for t in merged), "a merge exceeds its cap"
+        expect_equal("SIDE-057", code, "DSH_SIDE_HANDBACK_OVER_CAP", what="error code")
+        with check("SIDE-057"):
+            same()
     else:
         result = impl.call("side.mergeBack", parent="parent", child="side", cap=cap, text=note)
-        assert result["text"] == HEADING + note
+        expect_equal("SIDE-057", result["text"], HEADING + note, what="merged text")
 
 
 @pytest.mark.req("SIDE-058")

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dsh_conformance.model import envelope
+from dsh_conformance.model import agent as agent_module
+from dsh_conformance.model import envelope, jsstr
 from dsh_conformance.model.agent import Agent
-from dsh_conformance.model.frozen import FrozenDict, freeze
+from dsh_conformance.model.frozen import FrozenDict, freeze, thaw
 from dsh_conformance.model.placement import (
     DELIMITER,
     PreparedPrompt,
@@ -28,6 +29,7 @@ AREA = Area(
 )
 
 _reference_meta = envelope.reference_meta
+_derive_message = agent_module.derive_message
 
 
 def _placement(replacement: Any) -> tuple[Patch, ...]:
@@ -207,6 +209,26 @@ class SteeringDropsContexts(Broken):
         return ((Agent, "_drain_steering", drain),)
 
 
+class EnvelopeSentToModel(Broken):
+    name = "envelope sent to the model"
+    invariant = "Derives a prompt's model message with its model-hidden envelope appended as text."
+    kills = frozenset({"ENV-051"})
+    #: What the model receives is the same defect seen by each sentence on the request.
+    collateral_ok = frozenset({"ENV-052", "ENV-058", "ENV-059", "ENV-060", "ENV-062", "ENV-065"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def derive_message(event: Any) -> Any:
+            message = _derive_message(event)
+            data = event.data if isinstance(event.data, Mapping) else {}
+            envelope = data.get("envelope")
+            if message is None or envelope is None:
+                return message
+            leaked = {"type": "text", "text": jsstr.stringify(thaw(envelope))}
+            return {**message, "content": [*message["content"], leaked]}
+
+        return ((agent_module, "derive_message", derive_message),)
+
+
 MEMBERS = (
     WarningWithoutRepeatClause,
     StatsNotInMeta,
@@ -216,4 +238,5 @@ MEMBERS = (
     SnapshotAsSeparateMessage,
     SourceNotKept,
     SteeringDropsContexts,
+    EnvelopeSentToModel,
 )

@@ -7,11 +7,12 @@ from typing import Any
 
 import attrs
 
-from dsh_conformance.model import side, side_fork
+from dsh_conformance.model import jsstr, side, side_fork
 from dsh_conformance.model.frozen import FrozenDict
 from dsh_conformance.model.session import Event
 from dsh_conformance.model.side_framing import FRAMING_TEXT
 from dsh_conformance.model.side_gate import GatedAgent
+from dsh_conformance.model.side_merge import HANDBACK_HEADING
 from zoo import Area
 from zoo._base import Broken, Patch
 
@@ -149,6 +150,23 @@ class ForeignMerge(Broken):
 
 _merge = side.merge_back
 
+
+class ExplicitHandbackUncapped(Broken):
+    name = "explicit handback merged whole"
+    invariant = (
+        "Merges a handback text given to side.mergeBack whole, however long, ignoring the cap."
+    )
+    kills = frozenset({"SIDE-031"})
+    collateral_ok = frozenset({"SIDE-057"})
+
+    def op_side_mergeBack(self, args: Mapping[str, Any]) -> Any:
+        text = args.get("text")
+        if not isinstance(text, str):
+            return self.reference.call("side.mergeBack", args)
+        whole = len(jsstr.utf8_encode(HANDBACK_HEADING + text))
+        return self.reference.call("side.mergeBack", {**args, "cap": max(whole, 256)})
+
+
 MEMBERS = (
     ForkIncludesOpenTurn,
     FramingInSystemPrompt,
@@ -157,4 +175,5 @@ MEMBERS = (
     MergeWrongSource,
     ForkTouchesParent,
     ForeignMerge,
+    ExplicitHandbackUncapped,
 )
