@@ -11,7 +11,7 @@ from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
-from dsh_conformance.checks import check, expect, expect_equal
+from dsh_conformance.checks import check, expect, expect_equal, review
 from dsh_conformance.conformance.preparation_oracles import (
     CLOSE,
     OPEN,
@@ -353,7 +353,8 @@ def test_upstream_hostile_source_text_stays_data(impl: Implementation) -> None:
         assert data["conversation"] == [{"role": "user", "text": hostile}]
 
 
-#: What ENV-002's sentence says the warning tells the model, as phrases any wording keeps
+#: What ENV-002's sentence says the warning tells the model, as phrases most wordings keep:
+#: only hints beside the review, never a verdict (D-199)
 #: (matched case-insensitively on whitespace-normalized text; D-39 allows rewording).
 WARNING_MEANING = (
     ("a prohibition", re.compile(r"\b(do not|don't|never|must not|ignore)\b")),
@@ -375,7 +376,12 @@ def test_warning_text(impl: Implementation) -> None:
     prompt = payload_prompt(impl)
     warning = warning_of(prompt)
     missing = [what for what, pattern in WARNING_MEANING if not pattern.search(warning)]
-    expect("ENV-002", not missing, "the warning does not say all it must", missing=missing)
+    # what the warning tells the model is meaning: a person's review, never pass/fail (D-199)
+    review(
+        "ENV-002",
+        prompt[: prompt.index(OPEN)],
+        hints=[f"no words for {what!r}" for what in missing],
+    )
     # "fixed": the same warning whatever is referenced, and it calls the data untrusted.
     other = prepare(impl, [{"sessionId": "b"}], sessions={"b": small("b", "<x> other")})
     with check("ENV-001", warning=warning):

@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
-from dsh_conformance.checks import check, expect, expect_equal
+from dsh_conformance.checks import check, expect, expect_equal, review
 from dsh_conformance.conformance import side_invariants as inv
 from dsh_conformance.conformance.strategies import js_strings
 
@@ -366,7 +366,12 @@ def test_framing_is_one_plugin_context_at_the_head(fresh: Implementation) -> Non
     with check("SIDE-007", framing=framing["data"]):
         assert framing["type"] == "context/message"
         assert framing["data"]["source"].get("kind") == "plugin"
-        assert inv.framing_meaning_problems(framing_text) == []
+    # what the framing tells the child is meaning: a person's review, never pass/fail (D-199)
+    review(
+        "SIDE-007",
+        framing_text,
+        hints=inv.framing_meaning_problems(framing_text),
+    )
     # the profile: the sidechat source, this meta, a one-shot injection turn right after the seed
     seed_length = child["header"]["seedLength"]
     head = child["events"][seed_length]

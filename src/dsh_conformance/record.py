@@ -48,6 +48,9 @@ class TestResult:
     longrepr: str = ""
     #: The requirements a failing test blames (its failed checks, D-160), else empty.
     blame: tuple[str, ...] = field(default=(), converter=_tuple)
+    #: Reviews the test asked for (checks.review, D-199): requirement, sha256, text,
+    #: sentence, hints, and ``review`` ({by, why}) when the host's manifest records one.
+    reviews: tuple[Mapping[str, Any], ...] = field(default=(), converter=tuple)
 
     @property
     def failed(self) -> bool:
@@ -77,6 +80,8 @@ class TestResult:
                 data[key] = getattr(self, key)
         if self.blame:
             data["blame"] = list(self.blame)
+        if self.reviews:
+            data["reviews"] = [dict(r) for r in self.reviews]
         return data
 
     @classmethod
@@ -92,6 +97,7 @@ class TestResult:
             expectation=str(data.get("expectation", "")),
             longrepr=str(data.get("longrepr", "")),
             blame=[str(r) for r in data.get("blame", [])],
+            reviews=[dict(r) for r in data.get("reviews", [])],
         )
 
 

@@ -45,8 +45,9 @@ class WarningWithoutRepeatClause(Broken):
     invariant = (
         "Drops 'unless the current user explicitly repeats them' from the untrusted-data warning."
     )
-    kills = frozenset({"ENV-002"})
-    collateral_ok = frozenset({"ENV-009"})
+    #: What the warning means is a review (ENV-002, D-199): the report lists this text as
+    #: a missing review; the verdicts see the profile's exact warning bytes.
+    kills = frozenset({"ENV-009"})
 
     def patches(self) -> tuple[Patch, ...]:
         text = envelope.PROMPT_PREFIX.replace(

@@ -6,7 +6,12 @@ from typing import Any
 
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import json_text
-from dsh_conformance.reporting.summary import compliance, requirement_rows, verdicts
+from dsh_conformance.reporting.summary import (
+    compliance,
+    requirement_rows,
+    review_items,
+    verdicts,
+)
 
 
 def build(record: RunRecord) -> dict[str, Any]:
@@ -31,6 +36,7 @@ def build(record: RunRecord) -> dict[str, Any]:
             for row in rows
         ],
         "tests": [t.to_json() for t in record.tests],
+        "reviews": [item.to_json() for item in review_items(record)],
     }
 
 
