@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
-from dsh_conformance.checks import check, expect, expect_equal, review
+from dsh_conformance.checks import check, every, expect, expect_equal, review
 from dsh_conformance.conformance import side_invariants as inv
 from dsh_conformance.conformance.strategies import js_strings
 
@@ -358,14 +358,21 @@ def test_framing_is_one_plugin_context_at_the_head(fresh: Implementation) -> Non
     result = fresh.call("side.fork", parent="parent", child="side")
     turn(fresh, "side", "why?", "because")
     child = log(fresh, "side")
-    expect_equal("SIDE-024", inv.framing_problems(child), [], what="framing problems")
+
+    def plugin_sourced_context() -> None:
+        # the seed: a plugin-sourced context/message that tells the child to explain
+        # without mutating or continuing the task -- in any words
+        with check("SIDE-007", framing_seq=result.get("framingSeq")):
+            framing = child["events"][result["framingSeq"]]
+            assert framing["type"] == "context/message"
+            assert framing["data"]["source"].get("kind") == "plugin"
+
+    def one_at_the_head() -> None:
+        expect_equal("SIDE-024", inv.framing_problems(child), [], what="framing problems")
+
+    every(plugin_sourced_context, one_at_the_head)  # neither seed check hides the other
     framing = child["events"][result["framingSeq"]]
     framing_text = inv.text_of(framing["data"]["content"])
-    # the seed: a plugin-sourced context/message that tells the child to explain without
-    # mutating or continuing the task -- in any words
-    with check("SIDE-007", framing=framing["data"]):
-        assert framing["type"] == "context/message"
-        assert framing["data"]["source"].get("kind") == "plugin"
     # what the framing tells the child is meaning: a person's review, never pass/fail (D-199)
     review(
         "SIDE-007",

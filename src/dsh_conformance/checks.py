@@ -16,7 +16,7 @@ Imported by every conformance module: it imports nothing heavy.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
@@ -149,6 +149,24 @@ def expect_error(
         expected=expected,
         returned=result,
     )
+
+
+def every(*checks: Callable[[], object]) -> None:
+    """Run every one of *checks* (each a check of its own requirement), then fail with all
+    that failed: one requirement's failure never hides another's (issue 25).  A single
+    failure is raised as it is; several as one ExceptionGroup, whose members keep their
+    own blame."""
+    __tracebackhide__ = True  # pytest shows the failing test line, not this helper
+    failures: list[Exception] = []
+    for one in checks:
+        try:
+            one()
+        except Exception as exc:
+            failures.append(exc)
+    if len(failures) == 1:
+        raise failures[0]
+    if failures:
+        raise ExceptionGroup("several checks failed", failures)
 
 
 # --- reviews: the meaning of natural-language text (issue 25, D-199) ----------------------

@@ -128,8 +128,10 @@ class DelimiterPerPrefix(Broken):
     invariant = (
         "Writes the `## My request:` delimiter after every prefix context, not once after all."
     )
-    kills = frozenset({"ENV-053"})
-    collateral_ok = frozenset({"ENV-060"})
+    #: One delimiter is the seed's (ENV-050: "the snapshot, ## My request: delimiter, and
+    #: effective direct prompt"); ENV-053's layout check comes after it in the same test.
+    kills = frozenset({"ENV-050"})
+    collateral_ok = frozenset({"ENV-053", "ENV-060"})
 
     def patches(self) -> tuple[Patch, ...]:
         def place(
@@ -156,11 +158,18 @@ class SnapshotAsSeparateMessage(Broken):
         "context/message the prompt instead of baking it."
     )
     kills = frozenset({"ENV-072", "ENV-073"})
-    collateral_ok = frozenset(
-        {"ENV-052", "ENV-053", "ENV-060", "ENV-062", "ENV-065"}
-    )  # the same defect breaks these too
-    collateral_ok = frozenset(
-        {"ENV-051", "ENV-052", "ENV-053", "ENV-055", "ENV-057", "ENV-060", "ENV-062", "ENV-065"}
+    collateral_ok = frozenset(  # the same defect breaks these too (ENV-050: nothing baked)
+        {
+            "ENV-050",
+            "ENV-051",
+            "ENV-052",
+            "ENV-053",
+            "ENV-055",
+            "ENV-057",
+            "ENV-060",
+            "ENV-062",
+            "ENV-065",
+        }
     )
 
     def patches(self) -> tuple[Patch, ...]:

@@ -72,7 +72,7 @@ class HeadOnlySlices(Broken):
     name = "head-only slicing"
     invariant = "Keeps only the head of an oversized text (no tail), with an exact notice."
     kills = frozenset({"RET-003"})
-    collateral_ok = frozenset({"RET-009"})
+    collateral_ok = frozenset({"RET-009", "RET-013"})  # head-only is unbalanced too
 
     def patches(self) -> tuple[Patch, ...]:
         return ((headtail, "head_tail_cut", lambda data, head, tail: _cut(data, head + tail, 0)),)

@@ -43,8 +43,8 @@ class FramingInSystemPrompt(Broken):
     )
     kills = frozenset({"SIDE-008"})
     collateral_ok = frozenset(
-        {"SIDE-024", "SIDE-028", "SIDE-066"}
-    )  # the same defect breaks these too
+        {"SIDE-007", "SIDE-024", "SIDE-028", "SIDE-066"}
+    )  # the same defect breaks these too (no framing context/message at all)
 
     def patches(self) -> tuple[Patch, ...]:
         def child(header: Any, seed: Any, options: Any, deny: Any) -> GatedAgent:
@@ -61,8 +61,9 @@ class FramingUserSourced(Broken):
     invariant = (
         "Injects the advisor framing with a user source instead of the sidechat plugin source."
     )
-    kills = frozenset({"SIDE-028"})
-    collateral_ok = frozenset({"SIDE-024"})
+    #: SIDE-007: "inject one plugin-sourced context/message"; SIDE-024 restates the head.
+    kills = frozenset({"SIDE-007"})
+    collateral_ok = frozenset({"SIDE-024", "SIDE-028"})
 
     def _framing(self, op: str, args: Mapping[str, Any]) -> Any:
         with self._extra(((side, "SIDECHAT_SOURCE", FrozenDict({"kind": "user"})),)):
