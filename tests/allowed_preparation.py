@@ -178,11 +178,11 @@ class OwnRetention:
 
     def _omitted(self, text: str, whole: int) -> int:
         """The count this retention's notice at the end of *text* records."""
-        match = re.search(r"([0-9]+)[^0-9]*\Z", text)
-        assert match is not None, "setup: not a cut this retention wrote"
-        omitted = int(match.group(1))
-        assert text.endswith(self.notice(omitted)), "setup: not a cut this retention wrote"
-        return omitted
+        for match in reversed(list(re.finditer(r"[0-9]+", text))):
+            omitted = int(match.group())
+            if text.endswith(self.notice(omitted)):
+                return omitted
+        raise AssertionError("setup: not a cut this retention wrote")
 
     def truncate(self, args: Mapping[str, Any]) -> dict[str, Any]:
         text, cap = args["text"], args["maxBytes"]
