@@ -119,8 +119,10 @@ def test_the_record_is_deeply_frozen(impl: Implementation, op: str) -> None:
     """INBOX-001 (seed: "one deeply frozen lossless-JSON inbox record"): changing what the
     caller passed, at any depth, after the call returned changes nothing the agent keeps."""
     agent = new_agent(impl)
-    content = [{"type": "text", "text": "deep", "extra": {"list": [1, {"k": "v"}]}}]
-    contexts = [
+    content: list[dict[str, Any]] = [
+        {"type": "text", "text": "deep", "extra": {"list": [1, {"k": "v"}]}}
+    ]
+    contexts: list[dict[str, Any]] = [
         context("C", placement="prompt-prefix", meta={"a": {"b": [1, [2, {"c": "d"}]]}}),
         context("", meta={"empty": []}),
     ]

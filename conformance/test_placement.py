@@ -175,6 +175,25 @@ def test_prefix_contexts_are_baked_into_the_prompt_event(
         assert placed_after(events, at, len(separate)) == separate
 
 
+@pytest.mark.req("ENV-050")
+@pytest.mark.parametrize("content", [[], text("")], ids=["no-blocks", "empty-text"])
+def test_an_empty_prompt_with_prefix_contexts_is_still_baked(
+    impl: Implementation, content: list[dict[str, Any]]
+) -> None:
+    """Edge shape (issue 25): an empty effective prompt still gets the snapshot and the
+    delimiter, and the envelope keeps the empty display content."""
+    first = context("FIRST", placement="prompt-prefix")
+    last = context("", placement="prompt-prefix", meta={"last": True})
+    agent = new_agent(impl)
+    agent.call("agent.send", content=content, contexts=[first, last])
+    agent.run()
+    (user,) = of_type(agent.events(), "user/message")
+    data = user["data"]
+    with check("ENV-050", data=data):
+        assert baked_as_the_note_says(data["content"], [first, last], content)
+        assert data["envelope"]["displayContent"] == content
+
+
 @pytest.mark.req("ENV-060", "ENV-050", "ENV-053", "ENV-057")
 @settings(max_examples=40)
 @given(contexts=st.one_of(contexts_strategy(prefix=True), contexts_strategy(prefix=False)))

@@ -29,6 +29,10 @@ def _tuple(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(items)
 
 
+def _maps(items: Iterable[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
+    return tuple(items)
+
+
 @frozen
 class TestResult:
     """One finished test."""
@@ -50,7 +54,7 @@ class TestResult:
     blame: tuple[str, ...] = field(default=(), converter=_tuple)
     #: Reviews the test asked for (checks.review, D-199): requirement, sha256, text,
     #: sentence, hints, and ``review`` ({by, why}) when the host's manifest records one.
-    reviews: tuple[Mapping[str, Any], ...] = field(default=(), converter=tuple)
+    reviews: tuple[Mapping[str, Any], ...] = field(default=(), converter=_maps)
 
     @property
     def failed(self) -> bool:
