@@ -3,7 +3,7 @@ verdict of the agent areas and fails only profile ids (tests/allowed_placement.p
 item 1, D-195, D-196).
 
 One CLI run per member over the agent tests that see a baked prompt (placement, inbox,
-their snapshots and regression cases), the stateful machines left out (their first failure
+their snapshots and regression cases, the generated scenarios), the stateful machines left out (their first failure
 for these members is REF-007, identity with the reference, and shrinking it costs most of
 a run).
 """
@@ -24,8 +24,10 @@ from dsh_conformance.spec import load_catalog
 SELECTION = (
     "--capability",
     "agent",
+    "--capability",
+    "scenario",
     "-k",
-    "(test_placement or test_inbox) and not stateful",
+    "(test_placement or test_inbox or test_scenario) and not stateful",
     "--hypothesis-profile",
     "quick",
     "--fail-on",
