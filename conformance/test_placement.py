@@ -175,7 +175,7 @@ def test_prefix_contexts_are_baked_into_the_prompt_event(
         assert placed_after(events, at, len(separate)) == separate
 
 
-@pytest.mark.req("ENV-050")
+@pytest.mark.req("ENV-050", "ENV-051")
 @pytest.mark.parametrize("content", [[], text("")], ids=["no-blocks", "empty-text"])
 def test_an_empty_prompt_with_prefix_contexts_is_still_baked(
     impl: Implementation, content: list[dict[str, Any]]
@@ -191,6 +191,7 @@ def test_an_empty_prompt_with_prefix_contexts_is_still_baked(
     data = user["data"]
     with check("ENV-050", data=data):
         assert baked_as_the_note_says(data["content"], [first, last], content)
+    with check("ENV-051", envelope=data.get("envelope")):
         assert data["envelope"]["displayContent"] == content
 
 
