@@ -3,9 +3,9 @@ verdict of the agent areas and fails only profile ids (tests/allowed_placement.p
 item 1, D-195, D-196).
 
 One CLI run per member over the agent tests that see a baked prompt (placement, inbox,
-their snapshots and regression cases, the generated scenarios), the stateful machines left out (their first failure
-for these members is REF-007, identity with the reference, and shrinking it costs most of
-a run).
+their snapshots and regression cases, the generated scenarios), the stateful machines
+left out (their first failure for these members is REF-007, identity with the reference,
+and shrinking it costs most of a run).
 """
 
 from __future__ import annotations
