@@ -383,6 +383,9 @@ class HarnessPlugin:
         if guard is not None:
             guard.begin_test()
         self.progress[item.nodeid] = _Progress()
+        from dsh_conformance.checks import take_reviews
+
+        take_reviews()  # nothing left over from an unrecorded test is this test's
         entry = meta.entry
         if entry is not None and entry.status == "unsupported":
             pytest.skip(f"unsupported: {entry.reason} (expectation {entry.id})")
@@ -558,10 +561,24 @@ class HarnessPlugin:
             longrepr=state.longrepr if outcome in FAILING or state.detail else "",
             blame=state.blame if outcome in FAILING or state.detail else (),
             request=state.request if outcome in FAILING or state.detail else "",
+            reviews=self._reviews(),
         )
         self.results.append(result)
         if self.writer is not None:
             self.writer.test(result)
+
+    def _reviews(self) -> tuple[dict[str, Any], ...]:
+        """The reviews the test asked for (checks.review, D-199), each with the host's
+        review from the manifest when one names the same requirement and text sha256."""
+        from dsh_conformance.checks import take_reviews
+
+        out = []
+        for item in take_reviews():
+            found = None
+            if self.manifest is not None:
+                found = self.manifest.review_of(item["requirement"], item["sha256"])
+            out.append({**item, "review": found.to_json()} if found is not None else item)
+        return tuple(out)
 
     # --- the end --------------------------------------------------------------------------
 

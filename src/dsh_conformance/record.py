@@ -29,6 +29,10 @@ def _tuple(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(items)
 
 
+def _maps(items: Iterable[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
+    return tuple(items)
+
+
 @frozen
 class TestResult:
     """One finished test."""
@@ -50,6 +54,9 @@ class TestResult:
     blame: tuple[str, ...] = field(default=(), converter=_tuple)
     #: JSON of the request in flight at an adapter crash or timeout (D-180), else empty.
     request: str = ""
+    #: Reviews the test asked for (checks.review, D-199): requirement, sha256, text,
+    #: sentence, hints, and ``review`` ({by, why}) when the host's manifest records one.
+    reviews: tuple[Mapping[str, Any], ...] = field(default=(), converter=_maps)
 
     @property
     def failed(self) -> bool:
@@ -81,6 +88,8 @@ class TestResult:
             data["blame"] = list(self.blame)
         if self.request:
             data["request"] = jsstr.parse(self.request)
+        if self.reviews:
+            data["reviews"] = [dict(r) for r in self.reviews]
         return data
 
     @classmethod
@@ -97,6 +106,7 @@ class TestResult:
             longrepr=str(data.get("longrepr", "")),
             blame=[str(r) for r in data.get("blame", [])],
             request=_request_text(data.get("request")),
+            reviews=[dict(r) for r in data.get("reviews", [])],
         )
 
 

@@ -9,6 +9,7 @@ from dsh_conformance.reporting.escape import json_text
 from dsh_conformance.reporting.summary import (
     compliance,
     requirement_rows,
+    review_items,
     run_problems,
     verdicts,
 )
@@ -40,6 +41,7 @@ def build(record: RunRecord) -> dict[str, Any]:
             for row in rows
         ],
         "tests": [t.to_json() for t in record.tests],
+        "reviews": [item.to_json() for item in review_items(record)],
     }
 
 

@@ -19,6 +19,7 @@ from dsh_conformance.reporting.summary import (
     replay_command,
     replay_test_command,
     requirement_rows,
+    review_items,
     run_problems,
     verdicts,
 )
@@ -34,6 +35,8 @@ ICONS = {
     "not applicable": "· not applicable",
     "untested": "❔ untested",
     "inconclusive": "… inconclusive",
+    "review": "👁 review",
+    "MAY: cannot fail the seed verdict": "○ MAY: cannot fail the seed verdict",
 }
 
 
@@ -114,6 +117,7 @@ def render(record: RunRecord, *, failures_limit: int = 50) -> str:
             f"| {row.counts.get(Outcome.PASS, 0)} | {len(row.failing)} "
             f"| {for_markdown_cell(row.title)} |"
         )
+    lines += review_section(record)
     if bad:
         lines += ["", "### Failure details"]
         for number, (why, test) in enumerate(ordered[:failures_limit], 1):
@@ -138,3 +142,38 @@ def render(record: RunRecord, *, failures_limit: int = 50) -> str:
                 f"replay: `{for_markdown_cell(replay_test_command(record, test), 1000)}`",
             ]
     return "\n".join(lines) + "\n"
+
+
+def review_section(record: RunRecord) -> list[str]:
+    """D-199: each text beside the note's sentence it must say, and whether a host's
+    review covers it; missing reviews are listed first.  Never a failure."""
+    items = review_items(record)
+    if not items:
+        return []
+    missing = [i for i in items if i.review is None]
+    lines = [
+        "",
+        f"### Reviews ({len(items)}, {len(missing)} missing)",
+        "",
+        "A program cannot decide what a sentence means: a person judges each text below "
+        "against the note's sentence and records the review in the manifest "
+        "(`[[review]]` with the text's sha256, `by`, `why`; valid until the text changes). "
+        "A review never fails a verdict.",
+        "",
+        "| requirement | the note's sentence | the text | review |",
+        "|---|---|---|---|",
+    ]
+    for item in sorted(items, key=lambda i: (i.review is not None, i.requirement)):
+        if item.review is None:
+            state = f"**missing** (sha256 `{item.sha256}`)"
+            if item.hints:
+                state += "<br>hints: " + for_markdown_cell("; ".join(item.hints), 400)
+        else:
+            state = for_markdown_cell(
+                f"reviewed by {item.review.get('by')}: {item.review.get('why')}", 400
+            )
+        lines.append(
+            f"| {item.requirement} | {for_markdown_cell(item.sentence, 600, breaks=True)} "
+            f"| {for_markdown_cell(item.text, 1200, breaks=True)} | {state} |"
+        )
+    return lines

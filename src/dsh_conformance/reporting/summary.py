@@ -27,7 +27,21 @@ NOT_APPLICABLE: Final = "not applicable"
 UNTESTED: Final = "untested"
 #: Every test citing it failed on another requirement first: neither passed nor failed.
 INCONCLUSIVE: Final = "inconclusive"
-STATUS_ORDER: Final = (FAIL, XFAIL, PASS, INCONCLUSIVE, UNSUPPORTED, NOT_APPLICABLE, UNTESTED)
+#: Passing, but a natural-language check awaits a person's review (D-199): never a failure.
+REVIEW: Final = "review"
+#: A MAY sentence of a note nothing here judged: it cannot fail the seed verdict anyway.
+MAY_ONLY: Final = "MAY: cannot fail the seed verdict"
+STATUS_ORDER: Final = (
+    FAIL,
+    XFAIL,
+    REVIEW,
+    PASS,
+    INCONCLUSIVE,
+    UNSUPPORTED,
+    NOT_APPLICABLE,
+    UNTESTED,
+    MAY_ONLY,
+)
 
 
 @frozen
@@ -81,6 +95,7 @@ def requirement_rows(
                 by_req.setdefault(cited, []).append(test)
             else:
                 unjudged.add(cited)
+    awaiting = {item.requirement for item in review_items(record) if item.review is None}
     profile = str(record.header.get("spec_profile", "seed"))
     filters = record.header.get("filters", {}) or {}
     filtered = any(filters.get(k) for k in ("requirements", "capabilities", "keyword"))
@@ -95,6 +110,7 @@ def requirement_rows(
         status = requirement_status(tests, level)
         if not tests and rid in unjudged:
             status = INCONCLUSIVE
+        status = _review_or_may(status, req, rid in awaiting)
         rows.append(
             RequirementRow(
                 id=rid,
@@ -108,6 +124,76 @@ def requirement_rows(
             )
         )
     return rows
+
+
+def _review_or_may(status: str, req: Requirement | None, awaiting: bool) -> str:
+    """A pass whose natural-language checks await a review is ``review``; a seed MAY that
+    nothing judged is shown as what it is, not as unchecked (issue 25)."""
+    if status == PASS and awaiting:
+        return REVIEW
+    if (
+        req is not None
+        and req.level == "MAY"
+        and req.verdict == "seed"
+        and status in {UNTESTED, INCONCLUSIVE, NOT_APPLICABLE}
+    ):
+        return MAY_ONLY
+    return status
+
+
+@frozen
+class ReviewItem:
+    """One text a person must judge against a note's sentence (checks.review, D-199)."""
+
+    requirement: str
+    sha256: str
+    text: str
+    sentence: str
+    hints: tuple[str, ...]
+    #: The host's review from its manifest (``{by, why}``), or None: a missing review.
+    review: Mapping[str, str] | None
+    tests: tuple[str, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "requirement": self.requirement,
+            "sha256": self.sha256,
+            "text": self.text,
+            "sentence": self.sentence,
+            "hints": list(self.hints),
+            "review": dict(self.review) if self.review is not None else None,
+            "tests": list(self.tests),
+        }
+
+
+def review_items(record: RunRecord) -> list[ReviewItem]:
+    """Every distinct (requirement, text) a test asked a person to review, in run order."""
+    found: dict[tuple[str, str], ReviewItem] = {}
+    for test in record.tests:
+        for item in test.reviews:
+            key = (str(item.get("requirement")), str(item.get("sha256")))
+            known = found.get(key)
+            if known is not None:
+                found[key] = ReviewItem(
+                    known.requirement,
+                    known.sha256,
+                    known.text,
+                    known.sentence,
+                    known.hints,
+                    known.review,
+                    (*known.tests, test.nodeid),
+                )
+                continue
+            found[key] = ReviewItem(
+                requirement=key[0],
+                sha256=key[1],
+                text=str(item.get("text", "")),
+                sentence=str(item.get("sentence", "")),
+                hints=tuple(str(h) for h in item.get("hints", ())),
+                review=item.get("review"),
+                tests=(test.nodeid,),
+            )
+    return list(found.values())
 
 
 @frozen

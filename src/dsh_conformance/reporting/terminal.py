@@ -16,6 +16,7 @@ from dsh_conformance.reporting.summary import (
     gate_ordered,
     replay_command,
     requirement_rows,
+    review_items,
     run_problems,
     verdicts,
 )
@@ -28,6 +29,8 @@ STYLES: Final = {
     "not applicable": "dim",
     "untested": "magenta",
     "inconclusive": "dim yellow",
+    "review": "blue",
+    "MAY: cannot fail the seed verdict": "dim",
 }
 
 
@@ -122,5 +125,11 @@ def print_summary(record: RunRecord, console: Console, *, show_failures: bool = 
     console.print(totals_line(record))
     console.print(verdict_lines(record))
     console.print(problem_lines(record))
+    missing = [i for i in review_items(record) if i.review is None]
+    if missing:  # D-199: listed, never a failure
+        ids = ", ".join(dict.fromkeys(i.requirement for i in missing))
+        console.print(
+            _text(f"reviews missing: {len(missing)} ({ids}); see report.md for the texts", "blue")
+        )
     if any(t.outcome not in {Outcome.PASS, Outcome.UNSUPPORTED} for t in record.tests):
         console.print(_text(f"replay: {replay_command(record)}", "dim"))
