@@ -447,7 +447,9 @@ class Agent:
         )
         spec = self.model.next()
         for chunk in partial_chunks(spec):  # an unfinished stream: chunks, never a message
-            self._append("assistant/chunk", {"turn": turn.number, "step": turn.step, "chunk": chunk})
+            self._append(
+                "assistant/chunk", {"turn": turn.number, "step": turn.step, "chunk": chunk}
+            )
         if spec.get("hold") or spec.get("hang"):
             turn.pending = spec
             self.phase = Phase.STREAM
