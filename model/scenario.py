@@ -228,7 +228,7 @@ def _check_reachable(
             )
 
 
-class _Runner:
+class Runner:
     """One run: the agent, the pending steps by trigger, and the outcomes so far."""
 
     def __init__(self, plan: Plan, decode: Decode, agent_class: type[Agent]) -> None:
@@ -387,15 +387,24 @@ class _Runner:
             "submissions": [
                 {"content": s["content"], "source": s["source"]} for s in self.agent.submissions
             ],
+            "queued": [
+                {k: n[k] for k in ("content", "source", "contexts", "steering")}
+                for n in self.agent.notifications
+                if n["event"] == "agent/queued"
+            ],
         }
 
 
 def run(
-    script: object, decode: Decode = lambda value: value, agent_class: type[Agent] = Agent
+    script: object,
+    decode: Decode = lambda value: value,
+    agent_class: type[Agent] = Agent,
+    runner: type[Runner] = Runner,
 ) -> dict[str, Any]:
     """Validate *script*, then run it on a fresh reference agent (``scenario.run``).
 
     *decode* turns the JSON of an action's payload into native values (the adapter's
-    ``$hostile`` markers, D-68); *agent_class* lets a test fixture run a modified agent.
+    ``$hostile`` markers, D-68); *agent_class* and *runner* let a test fixture run a
+    modified agent or host.
     """
-    return _Runner(validate(script), decode, agent_class).run()
+    return runner(validate(script), decode, agent_class).run()
