@@ -130,10 +130,8 @@ def rewrite_reaches_content_and_display(events: Sequence[Event]) -> None:
 
 
 def _observation(result: Mapping[str, Any], record: Record, requirement: str) -> Mapping[str, Any]:
-    seen = [
-        q
-        for q in observed(result, "queued", requirement)
-        if texts(q["content"]) == [record.text]
+    seen: list[Mapping[str, Any]] = [
+        q for q in observed(result, "queued", requirement) if texts(q["content"]) == [record.text]
     ]
     assert len(seen) == 1, f"{record.text} observed {len(seen)} times by agent/queued"
     return seen[0]
@@ -240,8 +238,7 @@ def _chain(script: Mapping[str, Any], k: int) -> list[Mapping[str, Any]]:
     return [
         spec
         for spec in script.get("listeners", ())
-        if spec.get("event", "prompt-submit") == "prompt-submit"
-        and spec.get("submission", k) == k
+        if spec.get("event", "prompt-submit") == "prompt-submit" and spec.get("submission", k) == k
     ]
 
 
@@ -290,7 +287,8 @@ def mentions_are_carried_verbatim(script: Mapping[str, Any], result: Mapping[str
     events = result["log"]["events"]
     sent = [s for s in script["steps"] if s["do"] == "send" and "contexts" not in s]
     users = [e for e in events if e["type"] == "user/message"]
-    assert [e["data"]["content"] for e in users] == [[{"type": "text", "text": s["text"]}] for s in sent]
+    want = [[{"type": "text", "text": s["text"]}] for s in sent]
+    assert [e["data"]["content"] for e in users] == want, "the prompt was not carried verbatim"
     for event in users:
         assert "envelope" not in event["data"], f"the agent built an envelope: {event}"
     assert not [e for e in events if e["type"] == "context/message"], "the agent added context"
@@ -306,9 +304,7 @@ def _prepared(script: Mapping[str, Any], result: Mapping[str, Any]) -> Iterator[
             yield index, outcome["prepared"]
 
 
-def prepared_contexts_reach_the_agent(
-    script: Mapping[str, Any], result: Mapping[str, Any]
-) -> None:
+def prepared_contexts_reach_the_agent(script: Mapping[str, Any], result: Mapping[str, Any]) -> None:
     """INBOX-032: what the host's prepare() returned goes through send/steer's contexts
     untouched: the agent/queued observation carries it, and the prompt event bakes it with
     its meta kept in the envelope."""
@@ -323,9 +319,7 @@ def prepared_contexts_reach_the_agent(
         if "queued" in result:
             seen = [q for q in result["queued"] if texts(q["content"]) == shown]
             assert [q["contexts"] for q in seen] == [given["contexts"]], seen
-        carriers = [
-            e for e in events if e["type"] in PROMPT_EVENTS and texts(display(e)) == shown
-        ]
+        carriers = [e for e in events if e["type"] in PROMPT_EVENTS and texts(display(e)) == shown]
         assert len(carriers) == 1, f"the prepared prompt was written {len(carriers)} times"
         data = carriers[0]["data"]
         snapshot = texts(given["contexts"][0]["content"])

@@ -119,7 +119,7 @@ HOSTILE: Final = tuple(
                               "content": text("ctx-1-1"), "meta": {"$hostile": "Infinity"}}]),
         _send("1", source={"kind": "plugin", "plugin": {"$hostile": "undefined"}}),
         _send("1", do="steer", contexts=[{"source": {"kind": "plugin", "plugin": "p"},
-                                          "content": text("ctx-1-1"), "meta": {"$hostile": "cycle"}}]),
+              "content": text("ctx-1-1"), "meta": {"$hostile": "cycle"}}]),
     )
 )  # fmt: skip
 
