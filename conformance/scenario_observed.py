@@ -293,7 +293,9 @@ def mentions_are_carried_verbatim(script: Mapping[str, Any], result: Mapping[str
         assert "envelope" not in event["data"], f"the agent built an envelope: {event}"
     assert not [e for e in events if e["type"] == "context/message"], "the agent added context"
     for request, event in zip(result["requests"], users, strict=False):
-        assert request["messages"][-1] == {"role": "user", "content": event["data"]["content"]}
+        last = request["messages"][-1]
+        assert last.get("role") == "user", f"the request does not end with the prompt: {last}"
+        assert last["content"] == event["data"]["content"], f"the model got {last['content']}"
 
 
 def _prepared(script: Mapping[str, Any], result: Mapping[str, Any]) -> Iterator[tuple[int, Any]]:

@@ -207,8 +207,34 @@ class ScenarioModel extends LlmAdapter {
   }
 }
 
+/** {"$hostile": KIND} markers as the native values JSON cannot carry (D-68). */
+function hostile(kind) {
+  switch (kind) {
+    case 'NaN': return NaN
+    case 'Infinity': return Infinity
+    case '-Infinity': return -Infinity
+    case '-0': return -0
+    case 'undefined': return undefined
+    case 'cycle': { const loop = []; loop.push(loop); return loop }
+    case 'non-string-key': return new Map([[1, 'one']])
+    case 'bigint': return 2n ** 64n
+    case 'function': return () => undefined
+    default: throw invalid('', `unknown hostile value ${JSON.stringify(kind)}`)
+  }
+}
+
+function decode(value) {
+  if (Array.isArray(value)) return value.map(decode)
+  if (isObject(value)) {
+    const keys = Object.keys(value)
+    if (keys.length === 1 && keys[0] === '$hostile') return hostile(value.$hostile)
+    return Object.fromEntries(keys.map(k => [k, decode(value[k])]))
+  }
+  return value
+}
+
 function content(step) {
-  return step.content !== undefined ? step.content : [{ type: 'text', text: step.text }]
+  return step.content !== undefined ? decode(step.content) : [{ type: 'text', text: step.text }]
 }
 
 /**
@@ -226,7 +252,6 @@ op('scenario.run', 'scenario', async script => {
   await ctx.plugin(ExactReadQueryEngine)
   for (const plugin of [LlmRuntime, SystemPrompt, ToolRuntime, AgentRegistry]) await ctx.plugin(plugin)
   await ctx.plugin(AgentLoop, { agents: [] })
-  await ctx.plugin(SR.SessionReferenceResolver, {})
   const store = ctx.get('sessions')
   for (const [id, log] of Object.entries(isObject(script.sessions) ? script.sessions : {})) {
     // other sessions the host's store holds, readable by prepare steps
@@ -265,20 +290,25 @@ op('scenario.run', 'scenario', async script => {
         if (step.contexts !== undefined) {
           throw unsupported(`/steps/${script.steps.indexOf(step)}/contexts`, 'the release has no SendOptions.contexts (D-149)')
         }
-        const message = createUserMessage({ content: content(step), source: step.source ?? { kind: 'user' } })
-        if (step.do === 'send') agent.followup(message)
-        else agent.steer(message)
+        const message = createUserMessage({ content: content(step), source: step.source === undefined ? { kind: 'user' } : decode(step.source) })
+        acting = step.do === 'steer' && agent.status === 'running' ? 'steering' : 'queued'
+        try {
+          if (step.do === 'send') agent.followup(message)
+          else agent.steer(message)
+        } finally {
+          acting = undefined
+        }
         return
       }
       case 'inject': {
         if (step.meta !== undefined) {
           throw unsupported(`/steps/${script.steps.indexOf(step)}/meta`, 'the release\'s inject takes a UserMessage only; it has no model-hidden meta (D-149)')
         }
-        agent.inject(createUserMessage({ content: content(step), source: step.source ?? { kind: 'user' } }))
+        agent.inject(createUserMessage({ content: content(step), source: step.source === undefined ? { kind: 'user' } : decode(step.source) }))
         return
       }
       case 'cancel':
-        agent.cancel(step.cause ?? { kind: 'user' })
+        agent.cancel(step.cause === undefined ? { kind: 'user' } : decode(step.cause))
         return
       case 'dispose':
         if (disposal === undefined) {
@@ -291,7 +321,12 @@ op('scenario.run', 'scenario', async script => {
   }
   /** The host's prepare(): the release's resolver on the live store (agent's session included). */
   const prepare = async (step) => {
-    const resolver = ctx.get('sessionReferenceResolver')
+    // The host's resolver, on its own Context over the same store: the agent's loop is
+    // left without the session-reference plugin, so it sees only what the host sends.
+    const hostCtx = new Context()
+    hostCtx.provide('sessionQuery', ctx.get('sessionQuery'))
+    await hostCtx.plugin(SR.SessionReferenceResolver, {})
+    const resolver = hostCtx.get('sessionReferenceResolver')
     const target = typeof step.target === 'string' ? step.target : script.agent.id
     const result = await resolver.prepare({ id: target, session: { id: target, header: {} } }, content(step), step.references)
     const contexts = result.additionalContext === undefined
@@ -349,6 +384,18 @@ op('scenario.run', 'scenario', async script => {
       },
     }))
   }
+  // agent/queued has no release counterpart; agent/inbox/inserted is what a host observes of
+  // an inbox insertion (the release's inject goes through the inbox too). Its records carry
+  // no contexts: the release has none (D-149).
+  const queued = []
+  let acting
+  ctx.on('agent/inbox/inserted', (...args) => {
+    const payload = args.find(a => isObject(a) && isObject(a.message)) ?? {}
+    const message = payload.message ?? {}
+    queued.push(JSON.parse(JSON.stringify({
+      content: message.content, source: message.source, contexts: [], steering: acting === 'steering',
+    })))
+  })
   ctx.on('session/event', (session, event) => {
     // The feed runs inside the append's publication boundary, where the release refuses a
     // nested append (every host action appends); the steps run on the next microtask.
@@ -380,5 +427,6 @@ op('scenario.run', 'scenario', async script => {
     log: { header, events: toSeedLog(events, script.agent.id) },
     steps: outcomes,
     status: disposed ? 'disposed' : 'idle',
+    queued,
   }
 })
