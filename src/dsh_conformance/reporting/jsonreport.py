@@ -13,6 +13,7 @@ def build(record: RunRecord) -> dict[str, Any]:
     rows = requirement_rows(record)
     return {
         "header": dict(record.header),
+        "components": record.components,
         "verdicts": {v.name: v.to_json() for v in verdicts(record, rows)},
         "truncated": record.truncated,
         "totals": {str(k): v for k, v in sorted(record.totals().items())},
