@@ -15,10 +15,15 @@ import json
 from typing import Any, Final
 
 import pytest
+from hypothesis import given
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.checks import check, expect
-from dsh_conformance.conformance.scenario_programs import AGENT_ID, replayable
+from dsh_conformance.conformance.scenario_programs import (
+    AGENT_ID,
+    replayable,
+    scripts,
+)
 
 pytestmark = pytest.mark.capability("scenario")
 
@@ -115,3 +120,25 @@ def test_the_logged_session_projects_no_partial_reply(impl: Implementation, name
     )
     completed = "reply-0" if script is DISPOSED else "reply-2"
     expect("PROJ-001", completed in texts, "a completed reply is not projected", texts=texts)
+
+
+@pytest.mark.capability("projection")
+@pytest.mark.req("PROJ-004")
+@given(script=scripts(listeners=False))
+def test_no_generated_run_projects_a_partial_reply(
+    impl: Implementation, script: dict[str, Any]
+) -> None:
+    """Generated scripts (no listeners: the note's inbox, whatever a loop's hooks) stream
+    partial replies that hang or fail wherever they land."""
+    # steps on prompt-submit run at the start instead: a loop without that hook runs it too
+    steps = [{**s, "on": "start"} if "submit" in str(s.get("on")) else s for s in script["steps"]]
+    script = {**script, "steps": steps}
+    log = impl.call("scenario.run", **script)["log"]
+    texts = [item["text"] for item in impl.call("projection.project", session=log)]
+    expect(
+        "PROJ-004",
+        not any("partial-" in t for t in texts),
+        "an unfinished stream's text was projected",
+        texts=texts,
+        script=replayable(script),
+    )
