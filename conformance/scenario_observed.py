@@ -58,6 +58,10 @@ def direct(event: Event) -> list[Any]:
     return content[len(content) - content[::-1].index(DELIM) :]
 
 
+def _json(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
 def observed(result: Mapping[str, Any], key: str, requirement: str) -> list[Any]:
     """``submissions`` or ``queued`` of the outcome; its absence fails *requirement*."""
     assert key in result, f"the outcome reports no {key}, so {requirement} cannot be shown"
@@ -69,13 +73,24 @@ def observed(result: Mapping[str, Any], key: str, requirement: str) -> list[Any]
 
 
 def prefix_adds_no_event(events: Sequence[Event]) -> None:
-    """ENV-052: only the note's event types; a baked prefix is never also a context message."""
-    extra = sorted({e["type"] for e in events} - SEED_EVENT_TYPES)
-    assert not extra, f"event types the note does not have: {extra}"
+    """ENV-052: placement needs no new event type -- no event of a type the note does not
+    have carries a baked prefix or an envelope's prefix records (a host's unrelated
+    log-only events are its own) -- and a baked prefix is never also a context message."""
+    prefixes: list[str] = []
+    records: list[str] = []
     for position, event in enumerate(events):
         if event["type"] in PROMPT_EVENTS and event["data"].get("envelope"):
             again = set(baked(event)) & set(run_after(events, position))
             assert not again, f"prefix {sorted(again)} also written as a context message"
+            prefixes += baked(event)
+            records += [_json(c) for c in event["data"]["envelope"]["prefixContexts"]]
+    for event in events:
+        if event["type"] in SEED_EVENT_TYPES:
+            continue
+        body = _json(event)
+        carried = [t for t in prefixes if _json(t)[1:-1] in body]
+        carried += [r for r in records if r in body]
+        assert not carried, f"a new event type {event['type']} carries the prefix: {event}"
 
 
 # --- ENV-061 / INBOX-034: what prompt-submit received --------------------------------------
@@ -142,8 +157,12 @@ def each_record_is_one_snapshot(
 ) -> None:
     """INBOX-001: each accepted send/steer is one record: its content and resolved source,
     observed once; nothing else is observed."""
-    queued = observed(result, "queued", "INBOX-001")
-    assert len(queued) == len(found), f"{len(found)} records accepted, {len(queued)} observed"
+    accepted = {r.text for r in found}
+    for seen in observed(result, "queued", "INBOX-001"):
+        shown = texts(seen["content"])
+        if any(t.startswith("msg-") for t in shown):
+            assert shown[-1] in accepted, f"observed a refused record: {seen}"
+            assert len(shown) == 1, f"observed more than the record's content: {seen}"
     for record in found:
         seen = _observation(result, record, "INBOX-001")
         step = script["steps"][record.index]

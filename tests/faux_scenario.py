@@ -46,7 +46,7 @@ class PrefixEcho(Agent):
     def _append(self, type: str, data: Any) -> Event:
         event = super()._append(type, data)
         if type == "user/message" and "envelope" in data:
-            super()._append("prompt/prefix", {"prefixContexts": data["envelope"]["prefixContexts"]})
+            super()._append("prompt/prefix", {"envelope": data["envelope"]})
         return event
 
 
@@ -260,6 +260,16 @@ class UnfinishedLeavesNothing(Agent):
         self.model.next = without_partial  # type: ignore[method-assign]
 
 
+class HostLogEvents(Agent):
+    """The host logs an event type of its own after each reply (unrelated to placement)."""
+
+    def _append(self, type: str, data: Any) -> Event:
+        event = super()._append(type, data)
+        if type == "step/end":
+            super()._append("host/usage", {"tokens": 1})
+        return event
+
+
 class TurnEndLater(scenario.Runner):
     """turnEnd steps run one loop step later (a real store's feed defers them: docs/scenario.md)."""
 
@@ -366,6 +376,10 @@ def inject_meta_not_logged() -> KitAdapter:
 
 def unfinished_leaves_nothing() -> KitAdapter:
     return _kit("unfinished stream leaves nothing", UnfinishedLeavesNothing)
+
+
+def host_log_events() -> KitAdapter:
+    return _kit("host log events", HostLogEvents)
 
 
 def turn_end_later() -> KitAdapter:

@@ -56,6 +56,7 @@ def test_a_broken_host_is_caught_by_its_check(
         ("contexts_appended", ("-r", "INBOX-01*", "-r", "ENV-06*")),
         ("inject_meta_not_logged", ("-r", "INBOX-00*", "-r", "ENV-051")),
         ("unfinished_leaves_nothing", ("-r", "PROJ-*")),
+        ("host_log_events", ("-r", "ENV-052")),
         ("turn_end_later", ()),  # the schedule touches every check
     ],
 )
