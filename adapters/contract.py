@@ -40,22 +40,40 @@ def _frozen_strings(items: Iterable[str]) -> frozenset[str]:
     return frozenset(items)
 
 
+def _pairs(items: Mapping[str, str] | Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    pairs = items.items() if isinstance(items, Mapping) else items
+    return tuple(sorted((str(k), str(v)) for k, v in pairs))
+
+
 @frozen
 class ImplementationInfo:
-    """Who an implementation is, as reported in its handshake."""
+    """Who an implementation is, as reported in its handshake.
+
+    ``components`` (optional, D-187): the version of every package the implementation
+    loaded, for an implementation assembled from several (the upstream release is ~26
+    npm packages whose versions move independently); ``version`` stays the headline one.
+    """
 
     name: str
     language: str
     version: str = ""
     homepage: str = ""
+    components: tuple[tuple[str, str], ...] = field(default=(), converter=_pairs)
 
-    def to_json(self) -> dict[str, str]:
-        return {
+    @property
+    def component_versions(self) -> dict[str, str]:
+        return dict(self.components)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
             "name": self.name,
             "language": self.language,
             "version": self.version,
             "homepage": self.homepage,
         }
+        if self.components:
+            data["components"] = self.component_versions
+        return data
 
 
 @frozen
@@ -82,6 +100,7 @@ class Handshake:
                 language=str(impl["language"]),
                 version=str(impl.get("version", "")),
                 homepage=str(impl.get("homepage", "")),
+                components=dict(impl.get("components") or {}),
             ),
             capabilities=frozenset([str(c) for c in data["capabilities"]]),
             protocol=int(data["protocol"]),

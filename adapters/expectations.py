@@ -21,9 +21,14 @@ It is owned by the suite side, reviewed like code, and strict (decision D-125)::
 Conditional entries: ``versions = ">=0.1.0-rc.8"`` (or a list, any of which may match)
 limits an entry to the implementation versions its handshake reports.  Each string is a
 version specifier set (``packaging``; npm-style ``0.1.0-rc.8`` reads as ``0.1.0rc8``,
-pre-releases always match).  An entry whose versions do not match, or any versioned entry
-when the version is empty or not a version, does not apply: it matches no test and is not
-stale, and ``--write-expectations`` keeps it as it is.
+pre-releases always match, and order as semver's do: rc.6 < rc.7 < rc.8 < 0.1.1-rc.2;
+npm's ``^``/``~`` ranges are not accepted).  ``components = {"@deepseek-ai/dsh-agent" =
+">=0.1.1-rc.0"}`` limits it to implementations whose handshake reports those component
+versions (``implementation.components``, D-188): every named component must be present
+and match.  An entry whose conditions do not match, or whose version or component is
+missing or not a version, does not apply: it matches no test and is not stale, and
+``--write-expectations`` keeps it as it is.  So one strict manifest per adapter covers
+every release the adapter runs (``adapters/expectations/upstream.toml``: the four sets).
 
 Ids: a requirement id matches every test that cites it; a test id matches that test,
 ``file.py::test_name`` matches all its parametrizations and ``file.py`` every test in
@@ -75,6 +80,26 @@ def _versions(value: str | Sequence[str] | None) -> tuple[str, ...]:
     return (value,) if isinstance(value, str) else tuple(value)
 
 
+def _components(
+    value: Mapping[str, str] | Iterable[tuple[str, str]] | None,
+) -> tuple[tuple[str, str], ...]:
+    if value is None:
+        return ()
+    pairs = value.items() if isinstance(value, Mapping) else value
+    return tuple(sorted((str(k), str(v)) for k, v in pairs))
+
+
+def _matches(version: str, spec: str) -> bool:
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        parsed = Version(version)
+    except InvalidVersion:
+        return False
+    return parsed in SpecifierSet(spec, prereleases=True)
+
+
 @frozen
 class Entry:
     """One manifest entry."""
@@ -84,19 +109,20 @@ class Entry:
     reason: str
     link: str = ""
     versions: tuple[str, ...] = field(default=(), converter=_versions)
+    #: (component name, version specifier set) pairs that must all match (D-188)
+    components: tuple[tuple[str, str], ...] = field(default=(), converter=_components)
 
-    def applies_to(self, version: str) -> bool:
-        """Whether the entry holds for an implementation reporting *version*."""
-        if not self.versions:
-            return True
-        from packaging.specifiers import SpecifierSet
-        from packaging.version import InvalidVersion, Version
+    @property
+    def conditional(self) -> bool:
+        return bool(self.versions or self.components)
 
-        try:
-            parsed = Version(version)
-        except InvalidVersion:
+    def applies_to(self, version: str, components: Mapping[str, str] | None = None) -> bool:
+        """Whether the entry holds for an implementation reporting *version* and
+        *components* (name -> version)."""
+        if self.versions and not any(_matches(version, spec) for spec in self.versions):
             return False
-        return any(parsed in SpecifierSet(spec, prereleases=True) for spec in self.versions)
+        found = components or {}
+        return all(name in found and _matches(found[name], spec) for name, spec in self.components)
 
     @property
     def is_requirement(self) -> bool:
@@ -115,6 +141,8 @@ class Entry:
             data["link"] = self.link
         if self.versions:
             data["versions"] = self.versions[0] if len(self.versions) == 1 else list(self.versions)
+        if self.components:
+            data["components"] = dict(self.components)
         return data
 
 
@@ -153,12 +181,14 @@ class Manifest:
 
     @property
     def versioned(self) -> bool:
-        return any(e.versions for e in self.entries)
+        """Whether any entry is conditional (on the version or on a component)."""
+        return any(e.conditional for e in self.entries)
 
-    def for_version(self, version: str) -> Manifest:
-        """The manifest as it applies to an implementation reporting *version*."""
-        active = tuple(e for e in self.entries if e.applies_to(version))
-        inactive = tuple(e for e in self.entries if not e.applies_to(version))
+    def for_version(self, version: str, components: Mapping[str, str] | None = None) -> Manifest:
+        """The manifest as it applies to an implementation reporting *version* and
+        *components*."""
+        active = tuple(e for e in self.entries if e.applies_to(version, components))
+        inactive = tuple(e for e in self.entries if not e.applies_to(version, components))
         return Manifest(active, self.path, self.adapter, self.inactive + inactive, self.reviews)
 
     def match(self, test_id: str, requirements: Iterable[str]) -> Entry | None:
@@ -212,14 +242,17 @@ def parse_manifest(
 def _check_versions(entry: Entry, path: str) -> None:
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-    for spec in entry.versions:
+    specs = [("versions", s) for s in entry.versions]
+    specs += [(f"components.{name}", s) for name, s in entry.components]
+    for where, spec in specs:
         try:
             SpecifierSet(spec)
         except InvalidSpecifier as exc:
             raise ManifestError(
                 "invalid-manifest",
-                f"{path or 'manifest'}: {entry.id}: versions {spec!r} is not a version specifier",
-                hint='write e.g. versions = ">=0.1.0-rc.8" or ["==0.1.0-rc.7", ">=0.2"]',
+                f"{path or 'manifest'}: {entry.id}: {where} {spec!r} is not a version specifier",
+                hint='write e.g. versions = ">=0.1.0-rc.8", ["==0.1.0-rc.7", ">=0.2"] or '
+                'components = {"@deepseek-ai/dsh-agent" = ">=0.1.1-rc.0"} (no npm ^ or ~)',
             ) from exc
 
 
@@ -266,6 +299,11 @@ def render_manifest(entries: Sequence[Entry], *, adapter: str = "", comment: str
         for key, value in entry.to_json().items():
             if isinstance(value, list):
                 lines.append(f"{key} = [{', '.join(_toml_string(v) for v in value)}]")
+            elif isinstance(value, dict):
+                pairs = ", ".join(
+                    f"{_toml_string(k)} = {_toml_string(v)}" for k, v in value.items()
+                )
+                lines.append(f"{key} = {{{pairs}}}")
             else:
                 lines.append(f"{key} = {_toml_string(value)}")
     return "\n".join(lines) + "\n"
@@ -301,7 +339,7 @@ def update_manifest(text: str, entries: Sequence[Entry]) -> str:
                 body.append((None, tomlkit.nl()))
         table = tomlkit.table()
         for key, value in entry.to_json().items():
-            table[key] = value
+            table[key] = _inline(value) if isinstance(value, dict) else value
         aot.append(table)
     return tomlkit.dumps(doc)
 
@@ -309,15 +347,26 @@ def update_manifest(text: str, entries: Sequence[Entry]) -> str:
 def _sync(table: Any, entry: Entry) -> None:
     """Bring a kept table in line with *entry*, touching only what differs."""
     wanted = entry.to_json()
-    for key in ("status", "reason", "link", "versions"):
+    for key in ("status", "reason", "link", "versions", "components"):
         if key not in wanted:
             if key in table:
                 del table[key]
         elif key == "versions":
             if _versions(table.get(key)) != entry.versions:
                 table[key] = wanted[key]
+        elif key == "components":
+            if _components(table.get(key)) != entry.components:
+                table[key] = _inline(wanted[key])
         elif table.get(key) != wanted[key]:
             table[key] = wanted[key]
+
+
+def _inline(value: Mapping[str, str]) -> Any:
+    import tomlkit
+
+    table = tomlkit.inline_table()
+    table.update(value)
+    return table
 
 
 def _remove_table(doc: Any, aot: Any, index: int) -> None:

@@ -202,6 +202,10 @@ def index(results: dict[str, dict[str, Any]]) -> str:
         "Divergences of the release, each traced to a requirement: "
         "[upstream-divergences.md](upstream-divergences.md).",
         "",
+        "Every published release set (0.1.0-rc.6, rc.7, rc.8, 0.1.1-rc.2), requirement by "
+        "requirement: [upstream-matrix.md](upstream-matrix.md) ([json](upstream-matrix.json)); "
+        "regenerate with `python tools/make_matrix.py`.",
+        "",
         "The suite's strength: [kill-matrix.md](kill-matrix.md) ([json](kill-matrix.json)), "
         "every broken implementation of the zoo (`tests/zoo/`) with the requirement ids the "
         "suite blamed it on; regenerate with `python tools/kill_matrix.py`.",

@@ -7,7 +7,12 @@ pinned in ``package.json`` + ``package-lock.json`` and installed with ``npm ci``
 * in a checkout, ``npm ci --prefix adapters/upstream`` puts ``node_modules`` next to the
   shim, and the adapter runs there;
 * from an installed wheel (no ``node_modules``), the first use copies the Node files into a
-  user cache folder keyed by the lockfile hash and runs ``npm ci`` there once (D-141).
+  user cache folder keyed by the lockfile hash and runs ``npm ci`` there once (D-141);
+* against a host's own install (``--adapter upstream:/path/to/node_modules`` or
+  ``$DSH_UPSTREAM_NODE_MODULES``), the shim runs from a cache folder whose ``node_modules``
+  is a link to that install: whatever versions it holds, checked only for completeness
+  (every package the shim imports and each of their peers present) and for a supported
+  release line (D-185).
 
 Missing or too old ``node``/``npm`` and failed installs raise ``UpstreamUnavailable`` with
 a stable ``reason`` and a hint, never a bare ``FileNotFoundError``.
@@ -49,12 +54,19 @@ class UpstreamUnavailable(DshError):
 
     ``reason`` is one of ``node-missing``, ``node-too-old``, ``npm-missing``,
     ``not-installed`` (a checkout without ``node_modules``, installs disabled),
-    ``stale-install`` (``node_modules`` does not match the lockfile) or ``install-failed``.
+    ``stale-install`` (``node_modules`` does not match the lockfile), ``install-failed``,
+    or, for a host's own install (D-185), ``no-such-install`` (the folder is missing),
+    ``incomplete-install`` (a package the shim imports, or a peer of one, is missing) and
+    ``unsupported-version`` (a package outside the release line the shim speaks).
+    ``packages`` names the packages at fault.
     """
 
-    def __init__(self, reason: str, message: str, *, hint: str) -> None:
+    def __init__(
+        self, reason: str, message: str, *, hint: str, packages: tuple[str, ...] = ()
+    ) -> None:
         super().__init__(ErrorCode.ADAPTER_FAILURE, message, hint=hint)
         self.reason = reason
+        self.packages = packages
 
 
 #: The hint of every "Node is missing or too old" error.
@@ -253,10 +265,22 @@ def runtime_dir(*, install: bool | None = None) -> Path:
     return install_into_cache()
 
 
-def command(*, install: bool | None = None) -> tuple[list[str], Path]:
-    """``argv`` and working folder of the shim process (installing when needed)."""
+def command(
+    *, install: bool | None = None, node_modules: str | Path | None = None
+) -> tuple[list[str], Path]:
+    """``argv`` and working folder of the shim process (installing when needed).
+
+    *node_modules* (else ``$DSH_UPSTREAM_NODE_MODULES``) runs the shim on a host's own
+    install instead of the pinned one (D-185).
+    """
     node = node_executable()
-    folder = runtime_dir(install=install)
+    chosen = node_modules or os.environ.get("DSH_UPSTREAM_NODE_MODULES") or None
+    if chosen:
+        from dsh_conformance.adapters.upstream.host import host_runtime_dir
+
+        folder = host_runtime_dir(Path(chosen), cache_root(), _node_sources())
+    else:
+        folder = runtime_dir(install=install)
     return [node, str(folder / "shim.mjs")], folder
 
 
@@ -267,16 +291,14 @@ def _environment() -> Mapping[str, str]:
 
 
 def create(rest: str = "") -> Adapter:
-    """Factory for ``--dsh-adapter upstream`` (a ``:`` suffix is not accepted)."""
-    if rest:
-        raise DshError(
-            ErrorCode.INVALID_ARGUMENT,
-            f"bad adapter name 'upstream:{rest}'",
-            hint="write just 'upstream'",
-        )
+    """Factory for ``--adapter upstream`` and ``--adapter upstream:/path/to/node_modules``.
+
+    The suffix names a host's own ``node_modules`` (it wins over
+    ``$DSH_UPSTREAM_NODE_MODULES``); the built-in manifest applies either way.
+    """
     from dsh_conformance.adapters.subprocess import SubprocessAdapter
 
-    argv, folder = command()
+    argv, folder = command(node_modules=rest or None)
     timeout = float(os.environ.get("DSH_UPSTREAM_TIMEOUT", "30"))
     adapter: Adapter = SubprocessAdapter(
         argv, cwd=folder, env=_environment(), timeout=timeout, name="upstream"
@@ -288,7 +310,8 @@ register(
     "upstream",
     create,
     "the published @deepseek-ai/dsh-* 0.1.0-rc.8 packages through a Node shim "
-    "(needs Node >= 20.6; npm ci on first use)",
+    "(needs Node >= 20.6; npm ci on first use); upstream:PATH runs a host's own "
+    "node_modules (or set DSH_UPSTREAM_NODE_MODULES)",
 )
 
 __all__ = [

@@ -1,6 +1,9 @@
 // Shared pieces of the upstream adapter: the op registry, error mapping, deterministic ids.
 
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync, realpathSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 
 export const PROTOCOL = 1
 
@@ -30,6 +33,54 @@ export function packageVersion(name) {
   }
 }
 
+/** The packages the shim and its op modules import (adapters/upstream/host.py SHIM_IMPORTS). */
+export const IMPORTS = [
+  '@deepseek-ai/cordis', '@deepseek-ai/dsh-agent', '@deepseek-ai/dsh-agent-loop', '@deepseek-ai/dsh-compaction',
+  '@deepseek-ai/dsh-llm', '@deepseek-ai/dsh-session', '@deepseek-ai/dsh-session-query',
+  '@deepseek-ai/dsh-session-reference', '@deepseek-ai/dsh-system-prompt', '@deepseek-ai/dsh-tools',
+]
+
+/** The package.json folder Node loads `name` from when `fromFile` imports it, or null. */
+function packageDir(name, fromFile) {
+  for (const base of createRequire(fromFile).resolve.paths(name) ?? []) {
+    const dir = join(base, name)
+    if (existsSync(join(dir, 'package.json'))) return realpathSync(dir)
+  }
+  return null
+}
+
+let componentCache = null
+
+/**
+ * name -> version of every package loaded: the imported ones and, transitively, their
+ * dependencies and present peers, each resolved from where its importer lives (D-187).
+ */
+export function components() {
+  if (componentCache !== null) return componentCache
+  const found = {}
+  const seen = new Set()
+  const queue = IMPORTS.map(name => [name, fileURLToPath(import.meta.url)])
+  while (queue.length > 0) {
+    const [name, from] = queue.shift()
+    const dir = packageDir(name, from)
+    if (dir === null || seen.has(dir)) continue
+    seen.add(dir)
+    let data
+    try {
+      data = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'))
+    } catch {
+      continue
+    }
+    if (typeof data.version === 'string' && !(name in found)) found[name] = data.version
+    const here = join(dir, 'package.json')
+    for (const dep of [...Object.keys(data.dependencies ?? {}), ...Object.keys(data.peerDependencies ?? {})]) {
+      queue.push([dep, here])
+    }
+  }
+  componentCache = Object.fromEntries(Object.entries(found).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+  return componentCache
+}
+
 export function implementation() {
   const version = packageVersion('@deepseek-ai/dsh-session-reference') ?? 'unknown'
   return {
@@ -37,10 +88,11 @@ export function implementation() {
     language: 'typescript',
     version,
     homepage: 'https://github.com/deepseek-ai/deepseek-harness',
+    components: components(),
   }
 }
 
-/** Versions of the runtime and of every pinned package (core op `meta.info`). */
+/** Versions of the runtime and of the adapter's pinned packages (core op `meta.info`). */
 export function info() {
   const names = [
     '@deepseek-ai/cordis', '@deepseek-ai/schemastery', '@deepseek-ai/dsh-agent', '@deepseek-ai/dsh-agent-loop',

@@ -8,6 +8,10 @@ every MUST passes, yellow when the run passed with known gaps (xfail or unsuppor
 through a manifest, or capabilities not declared), red when it failed.  A run that did
 not finish, tested nothing applicable or lacks a required capability is red and says so
 (D-175), whatever its tests say.
+
+The endpoint format has no tooltip field (shields.io rejects unknown keys), so the tooltip
+is the Markdown image title: ``badge.md`` (``markdown``) carries the implementation and the
+version of every component it loaded (D-187), which the short message cannot.
 """
 
 from __future__ import annotations
@@ -44,6 +48,35 @@ def badge(report: Mapping[str, Any]) -> dict[str, Any]:
         message = f"{passing}/{len(musts)} MUST"
         color = "red" if failed else ("brightgreen" if passing == len(musts) else "yellow")
     return {"schemaVersion": 1, "label": label, "message": message, "color": color}
+
+
+def tooltip(report: Mapping[str, Any]) -> str:
+    """What ran: the implementation, its version, profile and every component's version."""
+    from dsh_conformance.record import components_text
+
+    header = report.get("header", {}) or {}
+    impl = (header.get("adapter") or {}).get("implementation") or {}
+    name = impl.get("name") or (header.get("adapter") or {}).get("name") or "?"
+    text = f"{name} {impl.get('version') or ''}".strip()
+    text += f", {header.get('spec_profile', 'seed')} profile"
+    components = report.get("components") or impl.get("components") or {}
+    if components:
+        text += "; components: " + components_text(components)
+    return text
+
+
+def markdown(report_json: str, url: str = "badge.json") -> str:
+    """``badge.md``: the shields.io badge for *url* (where badge.json is served), its
+    tooltip naming what ran."""
+    from urllib.parse import quote
+
+    from dsh_conformance.reporting.escape import for_markdown_cell
+
+    report = json.loads(report_json)
+    data = badge(report)
+    title = for_markdown_cell(tooltip(report), 2000).replace('"', "'")
+    alt = f"{data['label']}: {data['message']}".replace("]", "\\]")
+    return f'![{alt}](https://img.shields.io/endpoint?url={quote(url, safe="")} "{title}")\n'
 
 
 def render(report_json: str) -> str:

@@ -236,6 +236,7 @@ def _write_reports(record_path: Path, report_dir: Path) -> list[Path]:
     from dsh_conformance import badge
 
     outputs["badge.json"] = badge.render(outputs["report.json"])
+    outputs["badge.md"] = badge.markdown(outputs["report.json"])
     written = []
     for name, text in outputs.items():
         path = report_dir / name

@@ -258,17 +258,19 @@ class HarnessPlugin:
             manifest = load_manifest(str(path), known_requirements=requirements)
         except HarnessError as exc:
             raise pytest.UsageError(str(exc)) from exc
-        if manifest.versioned:  # conditional entries need the handshake's version now
-            manifest = manifest.for_version(self._implementation_version())
+        if manifest.versioned:  # conditional entries need the handshake's versions now
+            manifest = manifest.for_version(*self._implementation_versions())
         return manifest
 
-    def _implementation_version(self) -> str:
+    def _implementation_versions(self) -> tuple[str, dict[str, str]]:
+        """The handshake's version and components (D-188)."""
         from dsh_conformance import pytest_plugin as plugin
 
         try:
-            return plugin.implementation(self.config).handshake.implementation.version
+            info = plugin.implementation(self.config).handshake.implementation
         except Exception:  # reported with its exit status once collection finishes
-            return ""
+            return "", {}
+        return info.version, info.component_versions
 
     # --- the record header: handshake once the selection is known -----------------------
 

@@ -140,6 +140,23 @@ class RunRecord:
         return f"{name} {version}" if version else str(name)
 
     @property
+    def components(self) -> dict[str, str]:
+        """name -> version of every package the implementation loaded (handshake, D-187)."""
+        adapter = self.header.get("adapter") or {}
+        impl = adapter.get("implementation") or {} if isinstance(adapter, Mapping) else {}
+        found = impl.get("components") if isinstance(impl, Mapping) else None
+        if not isinstance(found, Mapping):
+            return {}
+        return {str(k): str(v) for k, v in sorted(found.items())}
+
+    @property
+    def components_text(self) -> str:
+        """The components grouped by version, most packages first: ``a, b 0.1.1-rc.2; c 4.0.4``.
+
+        A partial release reads at a glance: which packages moved, which stayed."""
+        return components_text(self.components)
+
+    @property
     def ending(self) -> str:
         """How the run ended: the footer's status, or ``truncated`` without a footer."""
         return "truncated" if self.footer is None else str(self.footer.get("status", ""))
@@ -164,6 +181,15 @@ class RunRecord:
 
     def by_nodeid(self) -> dict[str, TestResult]:
         return {t.nodeid: t for t in self.tests}
+
+
+def components_text(components: Mapping[str, str]) -> str:
+    """``components`` grouped by version (see ``RunRecord.components_text``); '' when none."""
+    groups: dict[str, list[str]] = {}
+    for name, version in sorted(components.items()):
+        groups.setdefault(version, []).append(name)
+    ordered = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+    return "; ".join(f"{', '.join(names)} {version}" for version, names in ordered)
 
 
 class RecordWriter:

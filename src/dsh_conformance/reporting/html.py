@@ -138,6 +138,7 @@ def render(records: Sequence[RunRecord], title: str = "dsh-conformance") -> str:
         f"<li>{for_html(r.adapter_label)}: spec {for_html(str(r.header.get('spec_version')))}"
         f", profile {for_html(str(r.header.get('spec_profile')))}, started "
         f"{for_html(str(r.header.get('started')))}"
+        + (f"<br><small>components: {for_html(r.components_text)}</small>" if r.components else "")
         + (f" <b>{for_html(r.ending_text.upper())}</b>" if r.ending != "complete" else "")
         + "</li>"
         for r in records

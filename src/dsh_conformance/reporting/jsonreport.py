@@ -23,6 +23,7 @@ def build(record: RunRecord) -> dict[str, Any]:
         "ending": record.ending,
         "complete": record.ending == "complete",
         "header": dict(record.header),
+        "components": record.components,
         "verdicts": {v.name: v.to_json() for v in verdicts(record, rows)},
         "truncated": record.truncated,
         "totals": {str(k): v for k, v in sorted(record.totals().items())},

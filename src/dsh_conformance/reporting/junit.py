@@ -72,6 +72,10 @@ def render(record: RunRecord) -> str:
                 name=f"verdict.{verdict.name}.failing",
                 value=" ".join(verdict.failing + verdict.warnings),
             )
+    for name, version in record.components.items():
+        ET.SubElement(
+            suite_props, "property", name=f"component.{for_xml(name)}", value=for_xml(version)
+        )
     suite.insert(0, suite_props)
     if record.truncated:
         ET.SubElement(suite, "system-err").text = "TRUNCATED: the run did not finish"

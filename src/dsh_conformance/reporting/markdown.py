@@ -79,6 +79,8 @@ def render(record: RunRecord, *, failures_limit: int = 50) -> str:
         f"- ended: {for_markdown_cell(record.ending_text, 400)}",
         "- " + (", ".join(f"{n} {o}" for o in Outcome for n in [totals.get(o, 0)] if n) or "—"),
     ]
+    if record.components:
+        lines.append(f"- components: {for_markdown_cell(record.components_text, 4000)}")
     if share is not None:
         lines.append(f"- **{share:.1%}** of applicable tests pass")
     lines.append(f"- replay: `{for_markdown_cell(replay_command(record), 1000)}`")
