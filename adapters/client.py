@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dsh_conformance.adapters.contract import Adapter, Handshake, ImplementationError
@@ -27,6 +28,22 @@ class Implementation:
     def call(self, op: str, /, **args: Any) -> Any:
         """Run *op*; raises ImplementationError (typed error) or AdapterFault."""
         return self.adapter.call(op, args)
+
+    def call_many(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Any]:
+        """Run *calls* in order, pipelined where the adapter can (every request sent
+        before the first reply is read, as docs/protocol.md allows): each item is the
+        result, or the ``ImplementationError`` the call answered with.  A fault raises
+        ``AdapterFault`` for the whole batch."""
+        many = getattr(self.adapter, "call_many", None)
+        if many is not None:
+            return list(many([(op, dict(args)) for op, args in calls]))
+        out: list[Any] = []
+        for op, args in calls:
+            try:
+                out.append(self.adapter.call(op, dict(args)))
+            except ImplementationError as exc:
+                out.append(exc)
+        return out
 
     def error_code(self, op: str, /, **args: Any) -> str | None:
         """The error code *op* fails with, or None when it succeeds."""

@@ -23,6 +23,7 @@ CAPABILITIES: Mapping[str, str] = {
     "serialization": "tag-safe JSON serialization",
     "projection": "project a session surface to conversation items",
     "retention": "per-source byte retention of a projected snapshot",
+    "retention.truncate": "the head/tail slice of one text with its notice, on its own",
     "prepare": "prepare() of references into one prompt-prefix context",
     "candidates": "candidate discovery for mention completion",
     "agent": "an agent with an inbox, a scripted model and captured requests",
@@ -118,13 +119,16 @@ class ImplementationError(Exception):
 class AdapterFault(Exception):
     """The adapter itself broke: crash, timeout, garbage or protocol violation (*uncaught*).
 
-    ``kind`` is one of ``crash``, ``timeout``, ``garbage``, ``protocol``.
+    ``kind`` is one of ``crash``, ``timeout``, ``garbage``, ``protocol``; ``code``, when
+    the transport can name the violation, is a stable ``DSH_*`` code for it (a reply out
+    of request order, a reply to no request in flight, a line nested too deeply).
     """
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, kind: str, message: str, code: str = "") -> None:
         super().__init__(f"{kind}: {message}")
         self.kind = kind
         self.message = message
+        self.code = code
 
 
 @runtime_checkable

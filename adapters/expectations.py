@@ -34,6 +34,19 @@ Ids: a requirement id matches every test that cites it; a test id matches that t
 ``file.py::test_name`` matches all its parametrizations and ``file.py`` every test in
 the file.  Test ids are stable across installs: ``conformance/<file>::<name>[<param>]``.
 
+Reviews (D-199): the meaning of a natural-language text (the advisor framing, the
+untrusted-data warning) is judged by a person, never by the suite.  A host records its
+review of the exact text the report shows::
+
+    [[review]]
+    requirement = "SIDE-007"
+    sha256 = "…"                         # the reviewed text's sha256, from the report
+    by = "alice@example.org"
+    why = "says: explain, change nothing, do not continue the task"
+
+A review stays valid until the text changes (another sha256); a text without one is
+listed as a missing review.  Neither fails a verdict.
+
 Statuses: ``unsupported`` skips the matching tests before they run (outcome
 ``unsupported``, not counted against compliance).  ``xfail`` runs them: a failure of any
 kind (fail, error, crash, timeout) is recorded as ``xfail``; a test-id entry whose test
@@ -134,6 +147,20 @@ class Entry:
 
 
 @frozen
+class Review:
+    """A host's review of one natural-language text (D-199): valid while the text's
+    sha256 is the one reviewed."""
+
+    requirement: str
+    sha256: str
+    by: str
+    why: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"by": self.by, "why": self.why}
+
+
+@frozen
 class Manifest:
     """A parsed manifest; ``match`` gives the entry that applies to a test."""
 
@@ -142,6 +169,15 @@ class Manifest:
     adapter: str = ""
     #: entries set aside because their ``versions`` do not match this implementation
     inactive: tuple[Entry, ...] = ()
+    #: ``[[review]]`` tables: texts a person judged to say what a note's sentence asks
+    reviews: tuple[Review, ...] = ()
+
+    def review_of(self, requirement: str, sha256: str) -> Review | None:
+        """The host's review of the text with *sha256* under *requirement*, if any."""
+        for item in self.reviews:
+            if item.requirement == requirement and item.sha256 == sha256:
+                return item
+        return None
 
     @property
     def versioned(self) -> bool:
@@ -153,7 +189,7 @@ class Manifest:
         *components*."""
         active = tuple(e for e in self.entries if e.applies_to(version, components))
         inactive = tuple(e for e in self.entries if not e.applies_to(version, components))
-        return Manifest(active, self.path, self.adapter, self.inactive + inactive)
+        return Manifest(active, self.path, self.adapter, self.inactive + inactive, self.reviews)
 
     def match(self, test_id: str, requirements: Iterable[str]) -> Entry | None:
         """The applicable entry: test-id entries beat requirement entries, unsupported
@@ -199,7 +235,8 @@ def parse_manifest(
                 f"{path}: {entry.id} is not a requirement of the catalog",
                 hint="fix the id, or run `dsh-conformance spec` to list requirements",
             )
-    return Manifest(tuple(entries), path, str(data.get("adapter", "")))
+    reviews = tuple(Review(**item) for item in data.get("review", []))
+    return Manifest(tuple(entries), path, str(data.get("adapter", "")), reviews=reviews)
 
 
 def _check_versions(entry: Entry, path: str) -> None:

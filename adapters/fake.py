@@ -20,6 +20,9 @@ the reference model over the stdio protocol, misbehaving on cue:
                    grandchild: the process the harness started only waits)
 ``duplicate``      answer correctly, twice
 ``endless[=BYTES]``  start a reply and never end the line: BYTES (default 20 MiB), no newline
+``deep[=LEVELS]``  answer with a result nested LEVELS arrays deep (default 100,000)
+``reorder``        answer the requests that arrive together in reverse order (a request
+                   that arrives alone is answered normally: only pipelining shows it)
 =================  ===========================================================================
 
 ``:OP`` limits the fault to one operation (``handshake`` included); ``@N`` fires it on
@@ -66,6 +69,8 @@ KINDS: Final = frozenset(
         "stall-grandchild",
         "duplicate",
         "endless",
+        "deep",
+        "reorder",
     }
 )
 #: What a stalled grandchild runs: nothing, forever (killed with its process group).
@@ -146,7 +151,7 @@ class FakeServer(Server):
         op = str(message.get("op"))
         fired: Fault | None = None
         for index, fault in enumerate(self.faults):
-            if fault.matches(op):
+            if fault.kind != "reorder" and fault.matches(op):
                 self.counts[index] += 1
                 if fired is None and fault.fires(self.counts[index]):
                     fired = fault
@@ -155,6 +160,13 @@ class FakeServer(Server):
             self.pending.append(self.encode(self.dispatch(message)))
         else:
             self.misbehave(fired, message)
+
+    def handle_lines(self, lines: Sequence[bytes]) -> None:
+        """Queue the replies to the lines of one read; ``reorder`` reverses them."""
+        start = len(self.pending)
+        super().handle_lines(lines)
+        if any(fault.kind == "reorder" for fault in self.faults):
+            self.pending[start:] = self.pending[start:][::-1]
 
     def misbehave(self, fault: Fault, message: Mapping[str, Any]) -> None:
         id_ = message.get("id")
@@ -191,6 +203,10 @@ class FakeServer(Server):
                 sys.stderr.buffer.write(line)
             sys.stderr.flush()
             self.pending.append(self.encode(self.dispatch(message)))
+        elif kind == "deep":
+            levels = int(fault.param or 100_000)
+            head = b'{"id":' + json.dumps(id_).encode() + b',"result":'
+            self.pending.append(head + b"[" * levels + b"]" * levels + b"}\n")
         elif kind == "garbage":
             self.pending.append(f"this is not JSON {HOSTILE_TEXT}\n".encode())
         elif kind == "wrong-id":

@@ -30,17 +30,92 @@ def _reference(rest: str) -> Adapter:
     return ReferenceAdapter()
 
 
-def _python(rest: str) -> Adapter:
+def _bad(name: str, why: str, hint: str) -> DshError:
+    return DshError(ErrorCode.INVALID_ARGUMENT, f"bad adapter name {name!r}: {why}", hint=hint)
+
+
+_PYTHON_HINT = "write python:package.module:factory (a callable returning an adapter)"
+
+
+def _python_parts(rest: str) -> tuple[str, str]:
+    """``MODULE`` and ``FACTORY`` of ``python:MODULE:FACTORY``, checked for shape only."""
     module, _, attr = rest.partition(":")
-    if not module or not attr:
+    dotted = module.split(".")
+    if not module or not attr or not all(p.isidentifier() for p in dotted):
+        raise _bad(f"python:{rest}", "not MODULE:FACTORY", _PYTHON_HINT)
+    if not attr.isidentifier():
+        raise _bad(f"python:{rest}", f"{attr!r} is not a Python name", _PYTHON_HINT)
+    return module, attr
+
+
+def _python(rest: str) -> Adapter:
+    module, attr = _python_parts(rest)
+    name = f"python:{rest}"
+    try:
+        loaded = importlib.import_module(module)
+    except ImportError as exc:
+        raise _bad(name, f"cannot import {module}: {exc}", "is the module on sys.path?") from exc
+    factory = getattr(loaded, attr, None)
+    if not callable(factory):
+        why = "not found" if factory is None else "not callable"
+        raise _bad(name, f"{module}.{attr} is {why}", _PYTHON_HINT)
+    try:
+        adapter = factory()
+    except Exception as exc:
+        raise _bad(
+            name, f"{module}.{attr}() raised {type(exc).__name__}: {exc}", _PYTHON_HINT
+        ) from exc
+    if not all(callable(getattr(adapter, m, None)) for m in ("handshake", "call", "close")):
+        raise _bad(
+            name,
+            f"{module}.{attr}() returned a {type(adapter).__name__}, not an adapter",
+            "the factory must return an object with handshake(), call(op, args), close()",
+        )
+    result: Adapter = adapter
+    return result
+
+
+def check_name(name: str) -> None:
+    """Reject a malformed adapter name before anything starts (``DshError``, exit 78):
+    an unknown kind, an unparsable command line, a python: name whose module is absent."""
+    _load_plugins()
+    prefix, _, rest = name.partition(":")
+    if prefix not in FACTORIES:
         raise DshError(
             ErrorCode.INVALID_ARGUMENT,
-            f"bad adapter name 'python:{rest}'",
-            hint="write python:package.module:factory",
+            f"unknown adapter {name!r}",
+            hint=f"known adapter kinds: {', '.join(sorted(FACTORIES))}",
         )
-    factory = getattr(importlib.import_module(module), attr)
-    adapter: Adapter = factory()
-    return adapter
+    if prefix == "python":
+        import importlib.util
+
+        module, attr = _python_parts(rest)
+        try:
+            found = importlib.util.find_spec(module)
+        except (ImportError, ValueError):
+            found = None
+        if found is None:
+            raise _bad(name, f"no module named {module!r}", "is the module on sys.path?")
+        try:
+            factory = getattr(importlib.import_module(module), attr, None)
+        except Exception as exc:
+            raise _bad(name, f"importing {module} failed: {exc}", "is it importable?") from exc
+        if not callable(factory):
+            why = "not found" if factory is None else "not callable"
+            raise _bad(name, f"{module}.{attr} is {why}", _PYTHON_HINT)
+    elif prefix == "subprocess":
+        import shlex
+
+        try:
+            argv = shlex.split(rest)
+        except ValueError as exc:
+            raise _bad(
+                name, f"the command line does not parse ({exc})", "check the shell quoting"
+            ) from exc
+        if not argv:
+            raise _bad(
+                name, "no command", "write subprocess:'node adapter.mjs' (a shell command line)"
+            )
 
 
 register("reference", _reference, "the reference model, in-process")
@@ -70,6 +145,7 @@ def resolve(name: str) -> Adapter:
             f"unknown adapter {name!r}",
             hint=f"known adapter kinds: {known}",
         )
+    check_name(name)
     return FACTORIES[prefix][0](rest)
 
 

@@ -15,8 +15,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, BinaryIO, Final
 
-import orjson
-
 from dsh_conformance.adapters import wire
 from dsh_conformance.adapters.contract import (
     PROTOCOL_VERSION,
@@ -24,7 +22,6 @@ from dsh_conformance.adapters.contract import (
     AdapterFault,
     ImplementationError,
 )
-from dsh_conformance.model import jsstr
 
 #: Error codes of the protocol layer itself (never raised by a model).
 INVALID_REQUEST: Final = "DSH_INVALID_REQUEST"
@@ -45,14 +42,6 @@ class Server:
         self.stdout: BinaryIO = stdout if stdout is not None else sys.stdout.buffer
         self.pending: list[bytes] = []
         self.running = True
-        #: The accelerator's loop over plain lines stands in for ``handle_line``,
-        #: ``dispatch`` and ``encode``: only where all three are Server's own.
-        self._batched = (
-            jsstr._FAST is not None
-            and type(self).handle_line is Server.handle_line
-            and type(self).dispatch is Server.dispatch
-            and type(self).encode is Server.encode
-        )
 
     def dispatch(self, message: Mapping[str, Any]) -> dict[str, Any]:
         """The reply to one parsed request (never raises)."""
@@ -91,41 +80,11 @@ class Server:
 
     def handle_lines(self, lines: Sequence[bytes]) -> None:
         """Queue the replies to the request lines of one read, in order, up to a shutdown."""
-        if self._batched:
-            self._answer_plain_lines(lines)
-            return
         for line in lines:
             if line.strip():
                 self.handle_line(line)
             if not self.running:
                 break
-
-    def _answer_plain_lines(self, lines: Sequence[bytes]) -> None:
-        """``handle_line`` and ``dispatch`` unrolled into one loop, in C
-        (``_jsfast.answer``), for plain operation requests; every other line goes to
-        ``handle_line``.  tests/test_serve_fast_path.py holds it to the general path,
-        byte for byte.  Half the served model's time on a batch of small calls was the
-        interpreter stepping through this loop; a request in JSON.stringify's own spelling
-        has only its args parsed, and its reply is framed around the written result."""
-        assert jsstr._FAST is not None
-        answer, call, pending = jsstr._FAST.answer, self.adapter.call, self.pending
-        lines = lines if type(lines) is list else list(lines)
-        start, count = 0, len(lines)
-        while start < count:
-            stop = answer(lines, start, call, orjson.loads, orjson.dumps, _LINE, pending)
-            if type(stop) is int:
-                if stop == count:
-                    return
-                line = lines[stop]  # not touched: the general way
-                if line.strip():
-                    self.handle_line(line)
-                if not self.running:
-                    return
-            else:  # the call ran; its reply needs the general writer
-                stop, id_, outcome = stop
-                reply = _failure(id_, outcome) if isinstance(outcome, Exception) else outcome
-                pending.append(self.encode(reply))
-            start = stop + 1
 
     def encode(self, reply: Mapping[str, Any]) -> bytes:
         try:
@@ -155,13 +114,13 @@ class Server:
                 self.flush()
                 if not self.running:
                     break
+        if self.running and buffer.strip():
+            # The last request may end with end of input instead of a newline: it is
+            # still a request (docs/protocol.md), answered like any other.
+            self.handle_lines([buffer])
         self.flush()
         self.adapter.close()
         return 0
-
-
-#: orjson's option for one protocol line: the reply and its newline.
-_LINE: Final = orjson.OPT_APPEND_NEWLINE
 
 
 def _failure(id_: Any, exc: Exception) -> dict[str, Any]:

@@ -37,7 +37,6 @@ from dsh_conformance.adapters.contract import (
     Handshake,
     ImplementationError,
 )
-from dsh_conformance.model import jsstr
 
 #: How much of stderr is kept for fault messages.
 STDERR_TAIL_BYTES: Final = 4096
@@ -49,6 +48,8 @@ READ_POLL: Final = 0.1
 
 _EOF: Final = ("eof", b"")
 HANDLED_SIGNALS: Final = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+#: Reads of stderr one drain makes at most (64 KiB each).
+_DRAIN_READS: Final = 4
 #: Requests of a pipelined batch encoded before the first of them are sent.
 _SEND_EVERY: Final = 128
 
@@ -62,7 +63,8 @@ class _Process:
     so a pipelined batch is answered while it is still being sent (neither side can
     block the other on a full pipe), and Ctrl-C interrupts the wait at once.  A thread
     drains stderr, polling with a short timeout so it never sticks on a pipe some
-    escaped grandchild keeps open.
+    escaped grandchild keeps open; the calling thread drains it too where a fault's
+    classification depends on what stderr held by then (``drain_stderr``, D-205).
     """
 
     def __init__(
@@ -107,11 +109,14 @@ class _Process:
         self.stderr_tail: deque[bytes] = deque()
         self.stderr_size = 0
         self.stderr_chunks = 0
+        self._stderr_fd = self.popen.stderr.fileno()
+        os.set_blocking(self._stderr_fd, False)
+        #: Held while stderr is read, by the drain thread or by ``drain_stderr``.
+        self._stderr_lock = threading.Lock()
+        self._stderr_open = True
         self._stop = threading.Event()
         self._ended = False
-        self._stderr_thread = threading.Thread(
-            target=self._read_stderr, args=(self.popen.stderr.fileno(),), daemon=True
-        )
+        self._stderr_thread = threading.Thread(target=self._read_stderr, daemon=True)
         self._stderr_thread.start()
 
     # --- stdout: reply lines ------------------------------------------------------------
@@ -221,23 +226,43 @@ class _Process:
 
     # --- stderr ---------------------------------------------------------------------------
 
-    def _read_stderr(self, fd: int) -> None:
+    def _read_stderr(self) -> None:
         # Ctrl-C and SIGTERM belong to the main thread, which turns them into
         # KeyboardInterrupt; delivered here they would wait for the main thread's timeout.
         signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED_SIGNALS)
         with contextlib.suppress(OSError, ValueError), selectors.DefaultSelector() as selector:
-            selector.register(fd, selectors.EVENT_READ)
+            selector.register(self._stderr_fd, selectors.EVENT_READ)
             while not self._stop.is_set():
-                if not selector.select(READ_POLL):
-                    continue
-                chunk = os.read(fd, 1 << 16)
-                if not chunk:
+                if selector.select(READ_POLL) and not self.drain_stderr():
                     return
+
+    def drain_stderr(self) -> bool:
+        """Take everything stderr holds now (the fd is non-blocking); ``False`` once it
+        is closed.  The transport calls it itself where a classification depends on
+        what was written by then, so the answer never waits on the drain thread's turn
+        (D-205)."""
+        with self._stderr_lock:
+            # Bounded: a process that floods stderr faster than it is read must not hold
+            # the caller here.  What the pipe held when the drain began is at most its
+            # capacity (64 KiB on Linux), which the first read takes.
+            for _ in range(_DRAIN_READS):
+                if not self._stderr_open or self._ended:
+                    return False
+                try:
+                    chunk = os.read(self._stderr_fd, 1 << 16)
+                except BlockingIOError:
+                    return True
+                except OSError:
+                    chunk = b""
+                if not chunk:
+                    self._stderr_open = False
+                    return False
                 self.stderr_chunks += 1
                 self.stderr_tail.append(chunk)
                 self.stderr_size += len(chunk)
                 while self.stderr_size - len(self.stderr_tail[0]) >= STDERR_TAIL_BYTES:
                     self.stderr_size -= len(self.stderr_tail.popleft())
+            return self._stderr_open
 
     def stderr_text(self) -> str:
         data = b"".join(self.stderr_tail)[-STDERR_TAIL_BYTES:]
@@ -265,6 +290,8 @@ class _Process:
     def _close_pipes(self) -> None:
         self._stop.set()
         self._stderr_thread.join(timeout=1)
+        with self._stderr_lock:  # no drain reads the fd once it is closed
+            self._stderr_open = False
         for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
             if stream is not None:
                 with contextlib.suppress(OSError, ValueError):
@@ -343,7 +370,22 @@ class SubprocessAdapter:
         request = wire.handshake_request(0)
         # Starting a runtime takes longer than answering a call: never less than 30 s.
         startup = self.startup_timeout or max(self.timeout, 30.0)
-        reply = self._exchange([("handshake", request)], startup)[0]
+        before = "stdout before the handshake: the first line on stdout must be the handshake "
+        before += "reply (write logs to stderr); got: "
+        process.poll()
+        if process.lines and process.lines[0] != _EOF:  # a log line, most often
+            event = process.lines.popleft()
+            line = event if isinstance(event, bytes) else event[1]
+            self._drop()
+            shown = wire.printable(line[:200].decode("utf-8", "replace"), keep_newlines=False)
+            raise AdapterFault("protocol", f"{self.name}: {before}{shown}")
+        try:
+            reply = self._exchange([("handshake", request)], startup)[0]
+        except AdapterFault as exc:
+            if exc.kind not in ("garbage", "protocol"):
+                raise
+            detail = exc.message.removeprefix(self.name + ": ")
+            raise AdapterFault("protocol", f"{self.name}: {before}{detail}") from None
         if "error" in reply:
             self._drop()
             error = reply["error"]
@@ -438,6 +480,10 @@ class SubprocessAdapter:
         process = self._process
         assert process is not None
         self._check_no_stray_reply(process, batch[0][0])
+        # What stderr held before the batch was sent belongs to earlier exchanges: taken
+        # now, so that "wrote to stderr, then went silent" means during this batch.
+        process.drain_stderr()
+        stderr_before = process.stderr_chunks
         try:
             # Sent as it is encoded: the implementation starts on the first requests
             # while the rest are still being written.
@@ -448,24 +494,11 @@ class SubprocessAdapter:
             raise self._crashed(process, batch[0][0]) from None
         out: list[Any] = []
         arrived = process.lines
-        # The common answer to a call, in the accelerator: it stops at anything else.
-        take = None if self.validate or not results else getattr(jsstr._FAST, "take", None)
-        requests = batch if type(batch) is list else list(batch)
-        index, count = 0, len(requests)
-        while index < count:
-            if take is not None and arrived:
-                index = take(
-                    requests, index, arrived, arrived.popleft, arrived.appendleft, orjson.loads, out
-                )
-                if index == count:
-                    break
-            op, message = requests[index]
-            index += 1
+        for index, (op, message) in enumerate(batch):
             id_ = message["id"]
             if arrived:
                 line = arrived.popleft()
             else:
-                stderr_before = process.stderr_chunks
                 try:
                     line = process.next_line(timeout)
                 except queue.Empty:
@@ -474,7 +507,7 @@ class SubprocessAdapter:
                 raise self._not_a_reply(process, line, op)
             try:
                 reply = wire.decode(line)
-                self._check_reply(reply, id_, op)
+                self._check_reply(reply, id_, op, batch, index)
             except AdapterFault:
                 self._drop()
                 raise
@@ -522,14 +555,17 @@ class SubprocessAdapter:
             f"{shown}",
         )
 
-    def _check_reply(self, reply: dict[str, Any], expected: Any, op: str) -> None:
+    def _check_reply(
+        self,
+        reply: dict[str, Any],
+        expected: Any,
+        op: str,
+        batch: Sequence[tuple[str, dict[str, Any]]] = (),
+        index: int = 0,
+    ) -> None:
         got = reply.get("id")
         if got != expected or type(got) is bool:
-            raise AdapterFault(
-                "protocol",
-                f"{self.name}: reply id {wire.printable(repr(got))} does not match request "
-                f"id {expected!r} ({op!r}); replies must come in request order",
-            )
+            raise self._wrong_id(got, expected, op, batch, index)
         if self.validate:
             wire.check("reply", reply)
         has_result, has_error = "result" in reply, "error" in reply
@@ -549,9 +585,40 @@ class SubprocessAdapter:
                     f"{self.name}: the error reply to {op!r} is not {{code, message}} strings",
                 )
 
+    def _wrong_id(
+        self,
+        got: Any,
+        expected: Any,
+        op: str,
+        batch: Sequence[tuple[str, dict[str, Any]]],
+        index: int,
+    ) -> AdapterFault:
+        """The fault for a reply to another request than the one awaited: out of order
+        when it answers a later request of the batch in flight (pipelined), else a reply
+        to no request in flight (D-206)."""
+        shown = wire.printable(orjson.dumps(got).decode() if _is_id(got) else repr(got))
+        for later_op, message in batch[index + 1 :]:
+            later = message["id"]
+            if got == later and type(got) is not bool:
+                return AdapterFault(
+                    "protocol",
+                    f"{self.name}: [{wire.REPLY_OUT_OF_ORDER}] out-of-order reply: the reply "
+                    f"to request {shown} ({later_op!r}) arrived before the reply to request "
+                    f"{expected!r} ({op!r}), sent first; replies must come in request order",
+                    wire.REPLY_OUT_OF_ORDER,
+                )
+        return AdapterFault(
+            "protocol",
+            f"{self.name}: [{wire.REPLY_WRONG_ID}] reply id {shown} does not match request "
+            f"id {expected!r} ({op!r}) nor any request in flight; replies must echo the "
+            "request's id, in request order",
+            wire.REPLY_WRONG_ID,
+        )
+
     def _silent(
         self, process: _Process, op: str, id_: Any, timeout: float, stderr_before: int
     ) -> AdapterFault:
+        process.drain_stderr()  # what was written by the deadline, not what was read by then
         spoke = process.stderr_chunks > stderr_before
         tail = process.stderr_text()
         self._drop()
@@ -578,6 +645,11 @@ class SubprocessAdapter:
         how = "closed its stdout" if status is None else f"exited with status {status}"
         message = f"{self.name}: the implementation {how} while answering {op!r}"
         return AdapterFault("crash", message + (f"; stderr ends with:\n{tail}" if tail else ""))
+
+
+def _is_id(value: Any) -> bool:
+    """Whether *value* is a JSON string or number (what a reply id can be)."""
+    return type(value) in (str, int, float)
 
 
 def _from_name(rest: str) -> SubprocessAdapter:

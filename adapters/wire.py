@@ -32,6 +32,11 @@ MESSAGE_KINDS: Final = (
     "reply",
 )
 
+#: Stable codes of the protocol faults the transport can name (``AdapterFault.code``).
+REPLY_OUT_OF_ORDER: Final = "DSH_REPLY_OUT_OF_ORDER"
+REPLY_WRONG_ID: Final = "DSH_REPLY_WRONG_ID"
+LINE_TOO_DEEP: Final = "DSH_LINE_TOO_DEEP"
+
 #: The reply size cap (bytes in one line) of the subprocess transport, by default.
 DEFAULT_MAX_REPLY_BYTES: Final = 16 * 1024 * 1024
 
@@ -79,6 +84,19 @@ def decode(line: bytes) -> dict[str, Any]:
             plain = jsstr._FAST is not None and jsstr._FAST.plain(fast)  # jsstr.quick_plain
             if type(fast) is dict and (plain or not _LONG_DIGITS.search(line)):
                 return fast
+    try:
+        return _decode_exact(line)
+    except RecursionError:
+        # A line nested deeper than the interpreter's recursion limit (orjson refuses
+        # past 1024 levels, the exact parser past about 1000 frames): a protocol fault,
+        # never a RecursionError that ends the served model or escapes the harness.
+        raise AdapterFault(
+            "protocol", f"line nested too deeply to read: {preview(line)}", LINE_TOO_DEEP
+        ) from None
+
+
+def _decode_exact(line: bytes) -> dict[str, Any]:
+    """``decode`` by the standard library's parser (exact for every JSON text)."""
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:

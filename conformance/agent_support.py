@@ -210,3 +210,69 @@ def replay(events: Sequence[Mapping[str, Any]], session_id: str) -> list[dict[st
         request["sessionId"] = session_id
         requests.append(request)
     return requests
+
+
+# --- what the model sees (issue 25, D-195, D-196) ------------------------------------------
+
+#: The words of the request delimiter the note names ("## My request: delimiter").
+DELIM_WORDS: Final = "## My request:"
+
+
+def visible(content: Sequence[Any]) -> list[Any]:
+    """*content* as the model reads it: text blocks run together (one item per character),
+    any other block one item.  Two contents the model reads alike are equal here, however
+    their text is split into blocks (D-195)."""
+    out: list[Any] = []
+    for block in content:
+        if isinstance(block, Mapping) and block.get("type") == "text":
+            out.extend(str(block.get("text", "")))
+        else:
+            out.append(("block", repr(block)))
+    return out
+
+
+def baked_as_the_note_says(
+    content: Sequence[Any], prefix: Sequence[Mapping[str, Any]], prompt: Sequence[Any]
+) -> bool:
+    """ENV-050 (seed): the content the model sees is the prefix contexts' content, then
+    the ``## My request:`` delimiter (its words, any surrounding whitespace), then the
+    effective prompt.  Block layout is free (D-195) and so is the order of several prefix
+    contexts, which the note never names (D-196)."""
+    seen = visible(content)
+    tail = visible(prompt)
+    if len(seen) < len(tail) or seen[len(seen) - len(tail) :] != tail:
+        return False
+    body = seen[: len(seen) - len(tail)]
+    orders = itertools.permutations(prefix) if len(prefix) <= 5 else [tuple(prefix)]
+    for order in orders:
+        head = visible([b for c in order for b in c.get("content") or ()])
+        middle = body[len(head) :]
+        if body[: len(head)] != head or not all(isinstance(x, str) for x in middle):
+            continue
+        if "".join(middle).strip(" \t\n\r") == DELIM_WORDS:
+            return True
+    return False
+
+
+def prefix_text(content: Sequence[Any], prompt: Sequence[Any]) -> str | None:
+    """The text the model reads before the delimiter of a baked prompt, or None when the
+    content does not end with the delimiter words and *prompt* (ENV-065)."""
+    seen = visible(content)
+    tail = visible(prompt)
+    if len(seen) < len(tail) or seen[len(seen) - len(tail) :] != tail:
+        return None
+    body = "".join(x if isinstance(x, str) else "\ufffc" for x in seen[: len(seen) - len(tail)])
+    stripped = body.rstrip(" \t\n\r")
+    if not stripped.endswith(DELIM_WORDS):
+        return None
+    return stripped[: len(stripped) - len(DELIM_WORDS)]
+
+
+def same_items(actual: Sequence[Any], expected: Sequence[Any]) -> bool:
+    """Equal as multisets: the same items in any order (D-196)."""
+    rest = list(expected)
+    for item in actual:
+        if item not in rest:
+            return False
+        rest.remove(item)
+    return not rest

@@ -54,29 +54,81 @@ def utf8_len(text: str) -> int:
     return len(encoded(text))
 
 
-def truncation_of(text: str, original: str) -> int | None:
-    """If *text* is a valid head/tail truncation of *original*, its exact omitted count.
+#: A decimal count written in a cut text: digits not adjoining other digits.
+COUNT = re.compile(rb"(?<![0-9])[0-9]+(?![0-9])")
 
-    Valid means: text = kept + notice(N); the kept bytes are a prefix of the original's
-    bytes followed by a suffix of them; N is exactly the number of bytes in between.
-    Returns None when *text* is not such a truncation.
+
+def _prefix(a: bytes, b: bytes) -> int:
+    """Length of the common prefix of *a* and *b* (binary search over C-speed slices)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _common(a: bytes, b: bytes) -> tuple[int, int]:
+    """Bytes *a* and *b* share at the start and at the end (each at most the shorter)."""
+    return _prefix(a, b), _prefix(a[::-1], b[::-1])
+
+
+def cut_readings(text: str, original: str) -> list[tuple[int, int, int]]:
+    """Every reading of *text* as a cut of *original* that records its omitted bytes.
+
+    RET-003 (seed, D-197): the note asks for "head/tail slicing" that "records exact
+    omitted bytes", not for the reference's notice.  A reading splits the text's UTF-8
+    bytes into kept bytes around one marker that holds the decimal count *omitted*; the
+    kept bytes are the original's first *head* bytes then its last bytes, and kept plus
+    *omitted* is the original's length, something omitted.  The marker's wording and
+    place (after the kept bytes, as the reference writes it, before them, or between
+    head and tail) are free; an unmarked slice has no reading.  Returned as (fewest head
+    bytes, most head bytes, omitted) per admissible marker position.
     """
-    match = NOTICE.search(text)
-    if not match:
+    data, whole = encoded(text), encoded(original)
+    out: list[tuple[int, int, int]] = []
+    for match in COUNT.finditer(data):
+        omitted = int(match.group())
+        kept = len(whole) - omitted
+        size = len(data) - kept  # the marker's length
+        if not 0 < omitted <= len(whole) or size < match.end() - match.start():
+            continue
+        for start in range(max(0, match.end() - size), min(match.start(), len(data) - size) + 1):
+            rest = data[:start] + data[start + size :]
+            prefix, suffix = _common(rest, whole)
+            low, high = max(0, kept - suffix), min(prefix, kept)
+            if low <= high:
+                out.append((low, high, omitted))
+    return out
+
+
+def _balanced(reading: tuple[int, int, int], original: str) -> tuple[int, int]:
+    """The (head, tail) split of *reading* whose halves are closest in size."""
+    low, high, omitted = reading
+    kept = utf8_len(original) - omitted
+    head = min(max(kept // 2, low), high)
+    return head, kept - head
+
+
+def truncation_of(text: str, original: str, claimed: int | None = None) -> int | None:
+    """If *text* is a valid head/tail cut of *original*, its exact omitted count.
+
+    With *claimed* (an implementation's own ``omittedBytes``), that count when some
+    reading records it, else None; without, the count of the most balanced reading.
+    """
+    readings = cut_readings(text, original)
+    if claimed is not None:
+        return claimed if any(r[2] == claimed for r in readings) else None
+    if not readings:
         return None
-    kept, whole = encoded(text[: match.start()]), encoded(original)
-    if len(kept) >= len(whole):
-        return None
-    prefix = 0
-    while prefix < len(kept) and kept[prefix] == whole[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < len(kept) and kept[-1 - suffix] == whole[-1 - suffix]:
-        suffix += 1
-    if prefix + suffix < len(kept):
-        return None
-    omitted = len(whole) - len(kept)
-    return omitted if int(match.group(1)) == omitted else None
+
+    def imbalance(reading: tuple[int, int, int]) -> int:
+        head, tail = _balanced(reading, original)
+        return abs(head - tail)
+
+    return min(readings, key=imbalance)[2]
 
 
 def data_region(prompt: str) -> str:
@@ -110,23 +162,23 @@ def kept_items(
 
 
 def is_this_message(entry: dict[str, Any], item: dict[str, Any]) -> bool:
-    """Whether a retained entry is *item*, whole or sliced -- without judging the slice's
-    exactness (RET-003 does), so an inexact slice is not also reported as a lost message."""
+    """Whether a retained entry is *item*, whole or cut -- without judging the cut's
+    exactness (RET-003 does), so an inexact slice is not also reported as a lost message.
+
+    A cut (D-197) is an exact reading (``cut_readings``), or a text holding a count that
+    shares its first or last byte with the original or is short enough to be a bare marker.
+    """
     if entry["role"] != item["role"]:
         return False
     if entry["text"] == item["text"]:
         return True
-    match = NOTICE.search(entry["text"])
-    if match is None:
+    if cut_readings(entry["text"], item["text"]):
+        return True
+    data, whole = encoded(entry["text"]), encoded(item["text"])
+    if COUNT.search(data) is None:
         return False
-    kept, whole = encoded(entry["text"][: match.start()]), encoded(item["text"])
-    prefix = 0
-    while prefix < min(len(kept), len(whole)) and kept[prefix] == whole[prefix]:
-        prefix += 1
-    suffix = 0
-    while suffix < min(len(kept), len(whole)) and kept[-1 - suffix] == whole[-1 - suffix]:
-        suffix += 1
-    return prefix + suffix >= len(kept)
+    prefix, suffix = _common(data, whole)
+    return prefix > 0 or suffix > 0 or len(data) < 80
 
 
 def upstream_fixture_events() -> list[dict[str, Any]]:
@@ -229,28 +281,17 @@ def notice_text(omitted: int) -> str:
 
 
 def cuts_of(text: str, original: str) -> tuple[int, int] | None:
-    """The (head, tail) byte counts of a head/tail truncation, most balanced reading.
+    """The (head, tail) byte counts of a head/tail cut, most balanced reading.
 
     A repetitive original can be read as several prefix/suffix splits; the one whose two
     halves are closest in size is returned, so a balance check never fails by ambiguity.
     """
-    if truncation_of(text, original) is None:
-        match = NOTICE.search(text)
-        assert True
-        return None
-    match = NOTICE.search(text)
-    assert match is not None
-    kept, whole = encoded(text[: match.start()]), encoded(original)
-    best: tuple[int, int] | None = None
-    for head in range(len(kept) + 1):
-        tail = len(kept) - head
-        fits = whole[:head] == kept[:head] and whole[len(whole) - tail :] == kept[head:]
-        if fits and (best is None or abs(head - tail) < abs(best[0] - best[1])):
-            best = (head, tail)
-    return best
+    splits = [_balanced(r, original) for r in cut_readings(text, original)]
+    return min(splits, key=lambda s: abs(s[0] - s[1])) if splits else None
 
 
-def smallest_form(text: str) -> str:
-    """The shortest form a preserved message may take: its text or its bare notice."""
-    bare = notice_text(utf8_len(text))
+def smallest_form(text: str, slack: int = 0) -> str:
+    """The shortest form a preserved message may take: its text or its bare notice (the
+    notice padded by *slack* bytes, for another host's longer marker, D-197)."""
+    bare = notice_text(utf8_len(text)) + " " * slack
     return bare if utf8_len(bare) < utf8_len(text) else text

@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from attrs import frozen
 
-from dsh_conformance.conformance.agent_support import DELIM, replay
+from dsh_conformance.conformance.agent_support import DELIM, prefix_text, replay
 
 PROMPT_EVENTS: Final = frozenset({"user/message", "steering/message"})
 Event = Mapping[str, Any]
@@ -77,12 +77,20 @@ def display(event: Event) -> list[Any]:
     return content
 
 
-def baked(event: Event) -> list[str]:
-    """The texts a prompt event carries before its (last) delimiter: its prefix blocks."""
-    content = event["data"]["content"]
-    if DELIM not in content:
-        return []
-    return texts(content[: len(content) - 1 - content[::-1].index(DELIM)])
+def baked(event: Event) -> str:
+    """The text the model reads before a prompt event's delimiter: its prefix contexts,
+    in any block layout (D-195); "" for a prompt event without a delimiter."""
+    data = event["data"]
+    if not data.get("envelope"):
+        return ""
+    return prefix_text(data["content"], display(event)) or ""
+
+
+def carried_by(events: Sequence[Event], position: int, wanted: Sequence[str]) -> list[str]:
+    """The texts of *wanted* the prompt event at *position* does not carry: neither baked
+    into it nor in a context/message right after it."""
+    inside, after = baked(events[position]), run_after(events, position)
+    return [t for t in wanted if t not in after and not (t and t in inside)]
 
 
 def run_after(events: Sequence[Event], position: int) -> list[str]:
@@ -111,7 +119,7 @@ def owner_prompts(events: Sequence[Event], record: Record) -> list[int]:
         if e["type"] in PROMPT_EVENTS
         and (
             texts(display(e)) == [record.text]
-            or set(record.prefix) & set(baked(e))
+            or any(t and t in baked(e) for t in record.prefix)
             or set(record.separate) & set(run_after(events, p))
         )
     ]
@@ -155,10 +163,12 @@ def envelope_shows_the_direct_prompt(events: Sequence[Event]) -> None:
         if envelope is None:
             assert DELIM not in content, f"a delimiter without an envelope: {event}"
             continue
-        assert DELIM in content, f"an envelope without a delimiter: {event}"
-        last = len(content) - 1 - content[::-1].index(DELIM)
+        # what the model reads: the delimiter's words, then the display content, in any
+        # block layout (D-195)
         shown = envelope["displayContent"]
-        assert content[last + 1 :] == shown, f"the display does not follow the delimiter: {event}"
+        assert prefix_text(content, shown) is not None, (
+            f"the display does not follow the delimiter: {event}"
+        )
 
 
 def replay_equals_each_request(result: Mapping[str, Any], agent_id: str) -> None:
@@ -181,7 +191,8 @@ def no_context_without_its_message(events: Sequence[Event], found: Sequence[Reco
         if not prompts:
             for event in events:
                 if event["type"] in PROMPT_EVENTS:
-                    assert not set(record.prefix) & set(baked(event)), record.text
+                    inside = baked(event)
+                    assert not any(t and t in inside for t in record.prefix), record.text
 
 
 def _owned(
@@ -197,8 +208,7 @@ def _owned(
 def contexts_travel_with_their_message(events: Sequence[Event], found: Sequence[Record]) -> None:
     """INBOX-010: an admitted queued message carries every attached context (wherever placed)."""
     for record, position in _owned(events, found, frozenset({"user/message"}), False):
-        carried = set(baked(events[position])) | set(run_after(events, position))
-        missing = [t for t in record.prefix + record.separate if t not in carried]
+        missing = carried_by(events, position, record.prefix + record.separate)
         assert not missing, f"{record.text} was written without its contexts {missing}"
 
 
@@ -215,12 +225,13 @@ def separate_contexts_follow_their_prompt(
 def prefix_contexts_bake_into_the_prompt(
     events: Sequence[Event], found: Sequence[Record], kinds: frozenset[str], steered: bool
 ) -> None:
-    """ENV-050/059 (ENV-060 for steering): prefix contexts are baked into the prompt event,
-    in order, and never written as a separate context message."""
+    """ENV-050/059 (ENV-060 for steering): prefix contexts are baked into the prompt event
+    (in any order and block layout, D-195, D-196) and never written as a separate context
+    message."""
     for record, position in _owned(events, found, kinds, steered):
-        assert is_subsequence(record.prefix, baked(events[position])), (
-            f"{record.text}: prefix contexts {record.prefix} not baked in order"
-        )
+        inside = baked(events[position])
+        missing = [t for t in record.prefix if t and t not in inside]
+        assert not missing, f"{record.text}: prefix contexts {missing} not baked"
         for where, value in context_texts(events):
             assert value not in record.prefix, f"prefix {value} written separately at {where}"
 
@@ -234,8 +245,7 @@ def late_steering_keeps_its_contexts(events: Sequence[Event], found: Sequence[Re
             event = events[position]
             if event["type"] != "user/message":
                 continue
-            carried = set(baked(event)) | set(run_after(events, position))
-            missing = [t for t in record.prefix + record.separate if t not in carried]
+            missing = carried_by(events, position, record.prefix + record.separate)
             assert not missing, f"late steering {record.text} lost its contexts {missing}"
 
 

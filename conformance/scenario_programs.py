@@ -69,6 +69,8 @@ def replies(draw: st.DrawFn) -> list[dict[str, Any]]:
             out.append({"error": f"failure-{i + 1}", "code": "SCRIPTED"})
         else:
             out.append({"hang": True})
+        if kind in {"error", "hang"} and draw(st.booleans()):
+            out[-1]["partial"] = f"partial-{i + 1}"  # an unfinished stream (PROJ-004)
     return out
 
 
@@ -142,16 +144,16 @@ def scripts(draw: st.DrawFn, *, listeners: bool = True, side: bool = False) -> d
             on = draw(st.sampled_from(triggers))
             steps.append({"on": on, "do": "mergeBack", "child": "side-1", "text": f"merge-{k}"})
     if listeners:
-        chain = draw(st.lists(listener(prompts), max_size=2))
+        chain = [draw(listener(prompts, k + 1)) for k in range(draw(st.integers(0, 2)))]
         if chain:
             script["listeners"] = chain
     return script
 
 
 @st.composite
-def listener(draw: st.DrawFn, prompts: int) -> dict[str, Any]:
-    """A listener decision that keeps attached contexts (or blocks the whole prompt)."""
-    number = draw(st.integers(1, 99))
+def listener(draw: st.DrawFn, prompts: int, number: int = 1) -> dict[str, Any]:
+    """A listener decision that keeps attached contexts (or blocks the whole prompt); its
+    texts carry *number*, unique in the chain."""
     kind = draw(st.sampled_from(["rewrite", "add-contexts", "block", "stop"]))
     if kind == "stop":
         return {"event": "turn-stop", "kind": "stop", "turn": draw(st.integers(1, 3))}

@@ -13,11 +13,13 @@ A shrunk failure from a property or stateful test can be pasted in as a permanen
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
 from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.adapters.contract import Handshake, ImplementationError
 from dsh_conformance.checks import check, expect_equal, expect_error
 from dsh_conformance.conformance.casefiles import cases
 from dsh_conformance.model.jsstr import canonical_value
@@ -77,5 +79,37 @@ def test_case(impl: Implementation, case: dict[str, Any]) -> None:
     if "steps" not in case:
         _check(impl, case["op"], case["args"], case["expect"], where)
         return
-    for number, step in enumerate(case["steps"], 1):
-        _check(impl, step["op"], step["args"], step.get("expect"), f"{where} (step {number})")
+    # The steps are sent together (pipelined, as the protocol allows), then judged in
+    # order: an implementation that answers out of order fails here (issue 23 item 7).
+    steps = case["steps"]
+    calls: list[tuple[str, Mapping[str, Any]]] = []
+    for step in steps:
+        args = canonical_value(step["args"])
+        assert isinstance(args, dict), "case args must be an object"
+        calls.append((step["op"], args))
+    outcomes = impl.call_many(calls)
+    answered = Implementation(_Answered(outcomes, impl.handshake), impl.name)
+    for number, step in enumerate(steps, 1):
+        _check(answered, step["op"], step["args"], step.get("expect"), f"{where} (step {number})")
+
+
+class _Answered:
+    """An adapter that hands out the replies of a pipelined batch in order, as the calls
+    would have returned them (a typed error raised), so each step is judged exactly as a
+    lone call is."""
+
+    def __init__(self, outcomes: list[Any], handshake: Handshake) -> None:
+        self._outcomes = iter(outcomes)
+        self._handshake = handshake
+
+    def handshake(self) -> Handshake:
+        return self._handshake
+
+    def call(self, op: str, args: Mapping[str, Any]) -> Any:
+        outcome = next(self._outcomes)
+        if isinstance(outcome, ImplementationError):
+            raise outcome
+        return outcome
+
+    def close(self) -> None:
+        pass

@@ -113,6 +113,35 @@ def test_unsafe_integers_are_rejected_and_safe_numbers_accepted(impl: Implementa
     assert agent.state()["queued"][0]["content"] == ok
 
 
+@pytest.mark.req("INBOX-001")
+@pytest.mark.parametrize("op", ["agent.send", "agent.steer"])
+def test_the_record_is_deeply_frozen(impl: Implementation, op: str) -> None:
+    """INBOX-001 (seed: "one deeply frozen lossless-JSON inbox record"): changing what the
+    caller passed, at any depth, after the call returned changes nothing the agent keeps."""
+    agent = new_agent(impl)
+    content: list[dict[str, Any]] = [
+        {"type": "text", "text": "deep", "extra": {"list": [1, {"k": "v"}]}}
+    ]
+    contexts: list[dict[str, Any]] = [
+        context("C", placement="prompt-prefix", meta={"a": {"b": [1, [2, {"c": "d"}]]}}),
+        context("", meta={"empty": []}),
+    ]
+    pristine = copy.deepcopy((content, contexts))
+    agent.call(op, content=content, contexts=contexts)
+    content[0]["extra"]["list"][1]["k"] = "MUTATED"
+    contexts[0]["meta"]["a"]["b"][1][1]["c"] = "MUTATED"
+    contexts[0]["content"][0]["text"] = "MUTATED"
+    contexts[1]["meta"]["empty"].append("MUTATED")
+    state = agent.state()  # queued, or steering: where an idle steer() goes is INBOX-005's
+    with check("INBOX-001", state=state):
+        assert "MUTATED" not in repr(state)
+        (record,) = state["queued"] + state.get("steering", [])
+        assert (record["content"], record["contexts"]) == pristine
+    agent.run()
+    with check("INBOX-001", events=agent.events()):
+        assert "MUTATED" not in repr((agent.events(), agent.requests()))
+
+
 @pytest.mark.req("INBOX-003")
 def test_caller_mutation_after_acceptance_changes_nothing(impl: Implementation) -> None:
     agent = new_agent(impl)

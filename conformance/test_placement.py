@@ -19,12 +19,15 @@ from dsh_conformance.conformance.agent_support import (
     DELIM_TEXT,
     USER,
     AgentHandle,
+    baked_as_the_note_says,
     context,
     expected_prompt_data,
     new_agent,
     of_type,
     plugin,
+    prefix_text,
     replay,
+    same_items,
     text,
 )
 
@@ -123,6 +126,16 @@ def test_without_prefix_contexts_every_context_follows_the_prompt(
         ]
 
 
+def without_source(data: dict[str, Any]) -> dict[str, Any]:
+    """Prompt event data but its source: the layout ENV-053 pins (the source is ENV-064's)."""
+    return {k: v for k, v in data.items() if k != "source"}
+
+
+def envelope_entry(c: dict[str, Any]) -> dict[str, Any]:
+    """The envelope's record of one prefix context: its source and meta (ENV-051)."""
+    return {k: c[k] for k in ("source", "meta") if k in c}
+
+
 @pytest.mark.req("ENV-050", "ENV-051", "ENV-053", "ENV-055", "ENV-057", "ENV-059")
 @settings(max_examples=60)
 @given(contexts=contexts_strategy(prefix=True), prompt=PROMPTS)
@@ -133,29 +146,56 @@ def test_prefix_contexts_are_baked_into_the_prompt_event(
     events = agent.events()
     data = events[at]["data"]
     prefix = [c for c in contexts if c.get("placement") == "prompt-prefix"]
-    blocks = sum(len(c["content"]) for c in prefix)
-    with check("ENV-053", content=data["content"]):
-        assert data["content"][blocks] == DELIM
-        assert DELIM not in data["content"][blocks + 1 :]
+    # The seed's sentences first, judged by what the model reads (D-195, D-196) ...
     with check("ENV-050", content=data["content"]):
-        assert data["content"][blocks + 1 :] == text(prompt)
+        assert baked_as_the_note_says(data["content"], prefix, text(prompt))
     with check("ENV-051", envelope=data.get("envelope")):
         assert data["envelope"]["displayContent"] == text(prompt)
-        assert len(data["envelope"]["prefixContexts"]) == len(prefix)
-    expect_equal("ENV-055", data, expected, what="the prompt event")
-    with check("ENV-057"):
-        assert placed_after(events, at, len(separate)) == separate
+        entries = data["envelope"]["prefixContexts"]
+        assert same_items(entries, [envelope_entry(c) for c in prefix])
+    with check("ENV-055", events=events[at:]):
+        assert data["source"] == USER
+        written = [e["data"] for e in events[at + 1 : at + 1 + len(separate)]]
+        assert same_items(written, separate)
     with check("ENV-059"):
         assert len(of_type(events, "context/message")) == len(separate)
         assert len(separate) == len(contexts) - len(prefix)
         request = agent.requests()[0]
-        assert request["messages"][0] == {"role": "user", "content": expected["content"]}
-        assert request["messages"][1:] == [
-            {"role": "user", "content": s["content"]} for s in separate
-        ]
+        assert request["messages"][0] == {"role": "user", "content": data["content"]}
+        assert same_items(
+            request["messages"][1:], [{"role": "user", "content": s["content"]} for s in separate]
+        )
+    # ... then the reference profile's layout and order.
+    blocks = sum(len(c["content"]) for c in prefix)
+    with check("ENV-053", content=data["content"]):
+        assert data["content"][blocks] == DELIM
+        assert DELIM not in data["content"][blocks + 1 :]
+        assert without_source(data) == without_source(expected)
+    with check("ENV-057"):
+        assert placed_after(events, at, len(separate)) == separate
 
 
-@pytest.mark.req("ENV-060", "ENV-050", "ENV-057")
+@pytest.mark.req("ENV-050", "ENV-051")
+@pytest.mark.parametrize("content", [[], text("")], ids=["no-blocks", "empty-text"])
+def test_an_empty_prompt_with_prefix_contexts_is_still_baked(
+    impl: Implementation, content: list[dict[str, Any]]
+) -> None:
+    """Edge shape (issue 25): an empty effective prompt still gets the snapshot and the
+    delimiter, and the envelope keeps the empty display content."""
+    first = context("FIRST", placement="prompt-prefix")
+    last = context("", placement="prompt-prefix", meta={"last": True})
+    agent = new_agent(impl)
+    agent.call("agent.send", content=content, contexts=[first, last])
+    agent.run()
+    (user,) = of_type(agent.events(), "user/message")
+    data = user["data"]
+    with check("ENV-050", data=data):
+        assert baked_as_the_note_says(data["content"], [first, last], content)
+    with check("ENV-051", envelope=data.get("envelope")):
+        assert data["envelope"]["displayContent"] == content
+
+
+@pytest.mark.req("ENV-060", "ENV-050", "ENV-053", "ENV-057")
 @settings(max_examples=40)
 @given(contexts=st.one_of(contexts_strategy(prefix=True), contexts_strategy(prefix=False)))
 def test_drained_steering_gets_the_same_split(
@@ -169,17 +209,29 @@ def test_drained_steering_gets_the_same_split(
     agent.run()
     events = agent.events()
     expected, separate = expected_prompt_data(text("steer"), USER, contexts)
+    prefix = [c for c in contexts if c.get("placement") == "prompt-prefix"]
     steering = [i for i, e in enumerate(events) if e["type"] == "steering/message"]
     with check("ENV-050", events=events):
         assert len(steering) == 1
-    with check("ENV-060", steering=events[steering[0]]["data"]):
-        assert events[steering[0]]["data"] == {"turn": 1, **expected}
+    data = events[steering[0]]["data"]
+    with check("ENV-060", steering=data):
+        assert data["turn"] == 1
+        assert data["source"] == USER
+        if prefix:
+            assert baked_as_the_note_says(data["content"], prefix, text("steer"))
+            assert data["envelope"]["displayContent"] == text("steer")
+        else:
+            assert data["content"] == text("steer")
+        written = [e["data"] for e in events[steering[0] + 1 : steering[0] + 1 + len(separate)]]
+        assert same_items(written, separate)
         assert [s["content"] for s in agent.call("agent.submissions")] == [text("go")]
+    with check("ENV-053", steering=data):
+        assert without_source(data) == without_source({"turn": 1, **expected})
     with check("ENV-057"):
         assert placed_after(events, steering[0], len(separate)) == separate
 
 
-@pytest.mark.req("ENV-060")
+@pytest.mark.req("ENV-060", "ENV-053")
 def test_steer_during_a_tool_step_with_prefix_and_separate_contexts(impl: Implementation) -> None:
     """Research note B §2.12(d), restated."""
     agent = new_agent(impl)
@@ -190,29 +242,41 @@ def test_steer_during_a_tool_step_with_prefix_and_separate_contexts(impl: Implem
     s1 = context("S1", meta={"m": 1})
     s2 = context("S2")
     agent.call("agent.steer", content=text("x"), contexts=[p, s1, s2])
-    assert agent.step() == "tool"
+    assert agent.step() == "tool", "setup: the tool step runs"
     events = agent.events()
-    assert [e["type"] for e in events[-4:]] == [
-        "tool/result",
-        "steering/message",
-        "context/message",
-        "context/message",
-    ]
-    assert events[-3]["data"] == {
-        "turn": 1,
-        "content": [*text("PREFIX"), DELIM, *text("x")],
-        "source": USER,
-        "envelope": {"displayContent": text("x"), "prefixContexts": [{"source": plugin("ctx")}]},
-    }
-    assert events[-2]["data"] == {"content": text("S1"), "source": plugin("ctx"), "meta": {"m": 1}}
-    assert events[-1]["data"] == {"content": text("S2"), "source": plugin("ctx")}
+    steering = events[-3]["data"]
+    with check("ENV-060", events=events[-4:]):
+        assert [e["type"] for e in events[-4:]] == [
+            "tool/result",
+            "steering/message",
+            "context/message",
+            "context/message",
+        ]
+        assert baked_as_the_note_says(steering["content"], [p], text("x"))
+        assert steering["envelope"]["displayContent"] == text("x")
+        assert events[-2]["data"] == {
+            "content": text("S1"),
+            "source": plugin("ctx"),
+            "meta": {"m": 1},
+        }
+        assert events[-1]["data"] == {"content": text("S2"), "source": plugin("ctx")}
     agent.run()
     second = agent.requests()[1]["messages"]
-    assert second[-3:] == [
-        {"role": "user", "content": [*text("PREFIX"), DELIM, *text("x")]},
-        {"role": "user", "content": text("S1")},
-        {"role": "user", "content": text("S2")},
-    ]
+    with check("ENV-060", messages=second[-3:]):
+        assert second[-3:] == [
+            {"role": "user", "content": steering["content"]},
+            {"role": "user", "content": text("S1")},
+            {"role": "user", "content": text("S2")},
+        ]
+    with check("ENV-053", steering=steering):
+        assert without_source(steering) == {
+            "turn": 1,
+            "content": [*text("PREFIX"), DELIM, *text("x")],
+            "envelope": {
+                "displayContent": text("x"),
+                "prefixContexts": [{"source": plugin("ctx")}],
+            },
+        }
 
 
 @pytest.mark.req("ENV-061", "ENV-064")
@@ -230,7 +294,7 @@ def test_prompt_submit_sees_only_the_direct_prompt(impl: Implementation) -> None
     expect_equal("ENV-064", user["source"], plugin("host"), what="prompt source")
 
 
-@pytest.mark.req("ENV-062")
+@pytest.mark.req("ENV-062", "ENV-053")
 def test_a_rewrite_applies_to_model_content_and_display_content(impl: Implementation) -> None:
     agent = new_agent(impl)
     agent.call("agent.listen", listener={"kind": "rewrite", "content": text("EFFECTIVE")})
@@ -238,15 +302,18 @@ def test_a_rewrite_applies_to_model_content_and_display_content(impl: Implementa
     agent.call("agent.send", content=text("direct"), source=plugin("host"), contexts=[snapshot])
     agent.run()
     data = of_type(agent.events(), "user/message")[0]["data"]
-    assert data == {
-        "content": [*text("SNAPSHOT BYTES"), DELIM, *text("EFFECTIVE")],
-        "source": plugin("host"),
-        "envelope": {
-            "displayContent": text("EFFECTIVE"),
-            "prefixContexts": [{"source": plugin("ctx"), "meta": {"r": 1}}],
-        },
-    }
-    assert agent.requests()[0]["messages"] == [{"role": "user", "content": data["content"]}]
+    with check("ENV-062", data=data):
+        assert baked_as_the_note_says(data["content"], [snapshot], text("EFFECTIVE"))
+        assert data["envelope"]["displayContent"] == text("EFFECTIVE")
+        assert agent.requests()[0]["messages"] == [{"role": "user", "content": data["content"]}]
+    with check("ENV-053", data=data):
+        assert without_source(data) == {
+            "content": [*text("SNAPSHOT BYTES"), DELIM, *text("EFFECTIVE")],
+            "envelope": {
+                "displayContent": text("EFFECTIVE"),
+                "prefixContexts": [{"source": plugin("ctx"), "meta": {"r": 1}}],
+            },
+        }
 
 
 @pytest.mark.req("ENV-064")
@@ -312,9 +379,9 @@ def test_a_prefixed_prompt_replays_without_a_new_event_or_a_context_message(
     assert {e["type"] for e in events} <= SEED_EVENT_TYPES
     assert of_type(events, "context/message") == []
     assert replay(events, agent.id) == agent.requests()
-    assert agent.requests()[0]["messages"] == [
-        {"role": "user", "content": [*text("SNAP"), DELIM, *text("this session?")]}
-    ]
+    (message,) = agent.requests()[0]["messages"]
+    assert message["role"] == "user"
+    assert baked_as_the_note_says(message["content"], [p], text("this session?"))
 
 
 @pytest.mark.req("ENV-071")
@@ -361,10 +428,8 @@ def test_a_prepared_reference_reaches_the_model_as_one_prefixed_user_message(
     body = repr(agent.requests())
     with check("ENV-065", message=last):
         assert last["role"] == "user"
-        assert len(last["content"]) == 3
-        assert last["content"][1] == DELIM
-        assert last["content"][2] == text(READABLE)[0]
-        snapshot_text = last["content"][0]["text"]
+        snapshot_text = prefix_text(last["content"], text(READABLE))
+        assert snapshot_text is not None, "not snapshot, delimiter, prompt"
         assert "Retained checkpoint." in snapshot_text
         assert "Recent retained question." in snapshot_text
         assert "SHADOWED OLD USER" not in body
@@ -400,9 +465,9 @@ def test_the_host_flow_parses_prepares_and_sends_the_readable_prompt(
     last = agent.requests()[0]["messages"][-1]
     envelope = of_type(agent.events(), "user/message")[0]["data"]["envelope"]
     with check("ENV-065", message=last, envelope=envelope):
-        assert last["content"][-1] == text(READABLE)[0]
-        assert last["content"][-2] == DELIM
-        assert "Recent retained question." in last["content"][0]["text"]
+        snapshot_text = prefix_text(last["content"], text(READABLE))
+        assert snapshot_text is not None, "not snapshot, delimiter, prompt"
+        assert "Recent retained question." in snapshot_text
         assert envelope["displayContent"] == text(READABLE)
         assert "dsh-session:" not in repr(envelope["displayContent"])
 

@@ -11,7 +11,7 @@ from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
-from dsh_conformance.checks import check, expect, expect_equal
+from dsh_conformance.checks import check, expect, expect_equal, review
 from dsh_conformance.conformance.preparation_oracles import (
     CLOSE,
     OPEN,
@@ -132,6 +132,26 @@ def test_dedupe_order_labels_limit_and_input_index(
     expect_equal("ENV-006", got, expected, what="(sessionId, label) of the data objects")
     expect_equal("ENV-008", [(m["sessionId"], m["label"]) for m in meta], expected, what="meta")
     expect_equal("ENV-006", [m["inputIndex"] for m in meta], list(range(len(expected))))
+
+
+@pytest.mark.req("PREP-001")
+@pytest.mark.parametrize(
+    "refs",
+    [
+        [{"sessionId": "b", "label": ""}, {"sessionId": "a"}, {"sessionId": "b", "label": "x"}],
+        [{"sessionId": "c"}, {"sessionId": "a", "label": "A"}, {"sessionId": "c", "label": ""}],
+        [{"sessionId": "a"}, {"sessionId": "b"}, {"sessionId": "a"}, {"sessionId": "b"}],
+    ],
+)
+def test_first_appearance_order_whatever_the_labels(
+    impl: Implementation, refs: list[dict[str, Any]]
+) -> None:
+    """PREP-001 on its own (issue 25): the ids come in first-appearance order, judged
+    before and apart from the label a repeat carries (ENV-006, a decision)."""
+    sessions = {sid: small(sid) for sid in POOL}
+    result = prepare(impl, refs, sessions=sessions)
+    ids = [d["sessionId"] for d in payload(result)]
+    expect_equal("PREP-001", ids, list(dict.fromkeys(r["sessionId"] for r in refs)), what="ids")
 
 
 @pytest.mark.req("PREP-002", "PREP-022")
@@ -333,7 +353,8 @@ def test_upstream_hostile_source_text_stays_data(impl: Implementation) -> None:
         assert data["conversation"] == [{"role": "user", "text": hostile}]
 
 
-#: What ENV-002's sentence says the warning tells the model, as phrases any wording keeps
+#: What ENV-002's sentence says the warning tells the model, as phrases most wordings keep:
+#: only hints beside the review, never a verdict (D-199)
 #: (matched case-insensitively on whitespace-normalized text; D-39 allows rewording).
 WARNING_MEANING = (
     ("a prohibition", re.compile(r"\b(do not|don't|never|must not|ignore)\b")),
@@ -355,7 +376,12 @@ def test_warning_text(impl: Implementation) -> None:
     prompt = payload_prompt(impl)
     warning = warning_of(prompt)
     missing = [what for what, pattern in WARNING_MEANING if not pattern.search(warning)]
-    expect("ENV-002", not missing, "the warning does not say all it must", missing=missing)
+    # what the warning tells the model is meaning: a person's review, never pass/fail (D-199)
+    review(
+        "ENV-002",
+        prompt[: prompt.index(OPEN)],
+        hints=[f"no words for {what!r}" for what in missing],
+    )
     # "fixed": the same warning whatever is referenced, and it calls the data untrusted.
     other = prepare(impl, [{"sessionId": "b"}], sessions={"b": small("b", "<x> other")})
     with check("ENV-001", warning=warning):

@@ -167,11 +167,32 @@ def test_upstream_fixture(impl: Implementation) -> None:
 
 @pytest.mark.req("PROJ-004")
 def test_incomplete_assistant_output_is_not_projected(impl: Implementation) -> None:
-    """D-57: an interrupted stream leaves assistant/chunk records (seed era) or an
-    assistant/message marked interrupted (the later release); neither is completed text."""
+    """D-57, in the note's words: an unfinished stream leaves assistant/chunk records and no
+    assistant/message; its chunks are not projected."""
+    delta = {"type": "text-delta", "index": 0, "text": "PART"}
     session = log(
         user("question"),
-        ("assistant/chunk", {"turn": 0, "step": 0, "chunk": {"type": "text", "text": "PART"}}),
+        ("assistant/chunk", {"turn": 0, "step": 0, "chunk": {"type": "block-start", "index": 0}}),
+        ("assistant/chunk", {"turn": 0, "step": 0, "chunk": delta}),
+        user("next"),
+        ("assistant/message", {"turn": 1, "step": 0, "content": [text_block("done")]}),
+    )
+    got = impl.call("projection.project", session=session)
+    texts = [i["text"] for i in got]
+    expect(
+        "PROJ-004",
+        not any("PART" in t for t in texts),
+        "incomplete assistant chunks were projected",
+        texts=texts,
+    )
+    expect_equal("PROJ-001", texts, ["question", "next", "done"], what="projected texts")
+
+
+@pytest.mark.req("PROJ-012")
+def test_an_assistant_message_marked_interrupted_is_not_projected(impl: Implementation) -> None:
+    """D-57, D-166: the later release's flag (release profile: the note has no such flag)."""
+    session = log(
+        user("question"),
         (
             "assistant/message",
             {"turn": 0, "step": 0, "interrupted": True, "content": [text_block("PARTIAL")]},
@@ -182,12 +203,11 @@ def test_incomplete_assistant_output_is_not_projected(impl: Implementation) -> N
     got = impl.call("projection.project", session=session)
     texts = [i["text"] for i in got]
     expect(
-        "PROJ-004",
+        "PROJ-012",
         not any("PART" in t for t in texts),
-        "incomplete assistant output was projected",
+        "an interrupted assistant message was projected",
         texts=texts,
     )
-    expect_equal("PROJ-001", texts, ["question", "next", "done"], what="projected texts")
 
 
 @pytest.mark.req("PROJ-003", "PROJ-009")

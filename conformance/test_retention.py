@@ -63,12 +63,18 @@ def session(sid: str, *messages: tuple[str, str, dict[str, Any]]) -> dict[str, A
     return {"header": {"version": 0, "id": sid, "createdAt": 1}, "events": events}
 
 
-def preserved_floor(case: SessionCase, label: str) -> int:
+#: How many bytes longer than the reference's bare notice another host's omission marker
+#: may be before the seed verdict stops expecting slicing to fit (D-197).
+MARKER_SLACK = 32
+
+
+def preserved_floor(case: SessionCase, label: str, slack: int = 0) -> int:
     """Bytes of the smallest object retention may emit: fixed fields plus the checkpoints
-    and the newest message, each at its smallest allowed form (text or bare notice)."""
+    and the newest message, each at its smallest allowed form (text or bare notice, the
+    notice *slack* bytes longer than the reference's)."""
     last = len(case.expected) - 1
     kept = [
-        dict(e, text=smallest_form(e["text"]))
+        dict(e, text=smallest_form(e["text"], slack))
         for i, e in enumerate(case.expected)
         if e["checkpoint"] or i == last
     ]
@@ -120,9 +126,9 @@ def test_retention_properties(impl: Implementation, inputs: tuple[SessionCase, i
         event("retention: budget failure")
         with check("RET-004", cap=cap):
             expect_equal("RET-004", code, BUDGET, what="error code")
-        expect("RET-008", tag_safe_bytes(full) > cap, "a source that fits must not fail", cap=cap)
         # Failure must be unavoidable: dropping every older message (RET-002) and slicing
-        # every preserved text to its bare notice (RET-003) still would not fit.
+        # every preserved text (RET-003, with a marker up to MARKER_SLACK bytes longer than
+        # the reference's notice, D-197) still would not fit.
         expect(
             "RET-002",
             undropped_floor(case, label) > cap,
@@ -131,8 +137,16 @@ def test_retention_properties(impl: Implementation, inputs: tuple[SessionCase, i
         )
         expect(
             "RET-003",
-            preserved_floor(case, label) > cap,
+            preserved_floor(case, label, MARKER_SLACK) > cap,
             "failed although head/tail slicing of the preserved texts would fit the cap",
+            cap=cap,
+        )
+        # Decision checks come after the seed's (issue 25).
+        expect("RET-008", tag_safe_bytes(full) > cap, "a source that fits must not fail", cap=cap)
+        expect(
+            "RET-011",
+            preserved_floor(case, label) > cap,
+            "failed although the reference's bare notices would fit the cap",
             cap=cap,
         )
         return
@@ -140,14 +154,8 @@ def test_retention_properties(impl: Implementation, inputs: tuple[SessionCase, i
     data, stats = out["data"], out["stats"]
     conversation = data["conversation"]
     expect("RET-001", tag_safe_bytes(data) <= cap, "the data object exceeds its cap", cap=cap)
-    expect_equal("SER-006", data, data_of(case, label, conversation), what="data object")
-    if tag_safe_bytes(full) <= cap:
-        event("retention: fits whole")
-        expect_equal("RET-008", data, full, what="data of a source that fits")
-        expect_equal("RET-008", stats["truncated"], False, what="truncated")
     # RET-002: the checkpoints and the newest message are kept (whole or sliced) and only
-    # non-checkpoint messages are missing.
-    kept = kept_items(conversation, case.expected)
+    # non-checkpoint messages are missing ...
     last = len(case.expected) - 1
     must = [bool(e["checkpoint"]) or i == last for i, e in enumerate(case.expected)]
     expect(
@@ -156,9 +164,37 @@ def test_retention_properties(impl: Implementation, inputs: tuple[SessionCase, i
         "a checkpoint or the newest message is missing",
         conversation=conversation,
     )
-    # RET-005 (profile): the dropped ones are the oldest.
-    expect("RET-005", kept is not None, "retained messages are not checkpoints + newest + suffix")
+    # ... and the dropped ones are older than every kept one (D-198): the retained
+    # non-checkpoint messages are a suffix of the projected ones.
+    kept = kept_items(conversation, case.expected)
+    expect(
+        "RET-002",
+        kept is not None,
+        "a newer message was dropped while an older non-checkpoint message was kept",
+        conversation=conversation,
+    )
     assert kept is not None
+    omitted_in_texts = 0
+    sliced = False
+    for c, e in zip(conversation, kept, strict=True):
+        if c["text"] == e["text"]:
+            continue
+        event("retention: truncated a text")
+        sliced = True
+        n = truncation_of(c["text"], e["text"])
+        # RET-003: an exact head/tail cut that records its exact omitted count.
+        expect("RET-003", n is not None and n > 0, "not an exact head/tail slice", text=c)
+        assert n is not None
+        omitted_in_texts += n
+        head_and_tail_kept(c["text"], e["text"], balance=False)
+    # Decision checks come after the seed's, so a profile difference never hides a seed
+    # failure (issue 25).
+    expect_equal("SER-006", data, data_of(case, label, conversation), what="data object")
+    if tag_safe_bytes(full) <= cap:
+        event("retention: fits whole")
+        expect_equal("RET-008", data, full, what="data of a source that fits")
+        expect_equal("RET-008", stats["truncated"], False, what="truncated")
+    # RET-005 (profile): the dropped ones are the oldest.
     kept_ids = {id(k) for k in kept}
     dropped = [e for e in case.expected if id(e) not in kept_ids]
     if dropped:
@@ -171,18 +207,11 @@ def test_retention_properties(impl: Implementation, inputs: tuple[SessionCase, i
             "a dropped message could have been kept whole",
             cap=cap,
         )
-    omitted_in_texts = 0
     for c, e in zip(conversation, kept, strict=True):
         expect("RET-006", c["text"] != "", "a retained message was emptied", original=e["text"])
-        if c["text"] == e["text"]:
-            continue
-        event("retention: truncated a text")
-        n = truncation_of(c["text"], e["text"])
-        # RET-003: an exact head/tail slice with its exact omitted count.
-        expect("RET-003", n is not None and n > 0, "not an exact head/tail slice", text=c)
-        assert n is not None
-        omitted_in_texts += n
-        head_and_tail_kept(c["text"], e["text"])
+        if c["text"] != e["text"]:
+            head_and_tail_kept(c["text"], e["text"])  # RET-013 now; RET-003 passed above
+    if sliced:
         expect(
             "RET-011",
             all(k["checkpoint"] for k in kept[:-1]),
@@ -222,9 +251,10 @@ def keeps_preserved(
     return fits(0, 0)
 
 
-def head_and_tail_kept(text: str, original: str) -> None:
+def head_and_tail_kept(text: str, original: str, balance: bool = True) -> None:
     """RET-003 (seed, "head/tail slicing"): a slice that keeps 16 bytes or more keeps both
-    ends of the text; RET-013 (profile, D-35/D-36): head and tail are balanced."""
+    ends of the text; RET-013 (profile, D-35/D-36, unless *balance* is off): head and
+    tail are balanced."""
     split = cuts_of(text, original)
     if split is None:
         return
@@ -238,7 +268,10 @@ def head_and_tail_kept(text: str, original: str) -> None:
         head=head,
         tail=tail,
     )
-    expect("RET-013", abs(head - tail) <= 4, "head and tail are not balanced", head=head, tail=tail)
+    if balance:
+        expect(
+            "RET-013", abs(head - tail) <= 4, "head and tail are not balanced", head=head, tail=tail
+        )
 
 
 def original_tail_starts_with_bom(original: str, tail: int) -> bool:
@@ -375,6 +408,7 @@ def test_upstream_three_references_vector(
     expect_equal("REF-004", out["stats"]["omittedBytes"], omitted, what="omittedBytes")
 
 
+@pytest.mark.capability("retention.truncate")  # the op on its own (D-181)
 @pytest.mark.req("RET-009")
 @pytest.mark.parametrize(
     ("text", "cap", "expected", "omitted"),
@@ -401,6 +435,7 @@ def test_upstream_truncation_vectors(
     )
 
 
+@pytest.mark.capability("retention.truncate")  # the op on its own (D-181)
 @pytest.mark.req("RET-003")
 @pytest.mark.parametrize(
     ("text", "cap"),
@@ -412,10 +447,11 @@ def test_a_byte_order_mark_at_a_cut_is_counted_exactly(
     """D-56: a decoder that strips a leading BOM from a slice (TextDecoder's default) keeps
     fewer bytes than it reports; the omitted count must stay exact."""
     out = impl.call("retention.truncate", text=text, maxBytes=cap)
-    n = truncation_of(out["text"], text)
+    n = truncation_of(out["text"], text, out["omittedBytes"])
     expect_equal("RET-003", n, out["omittedBytes"], what="exact omitted bytes", text=text)
 
 
+@pytest.mark.capability("retention.truncate")  # the op on its own (D-181)
 @pytest.mark.req("RET-003", "RET-013")
 @pytest.mark.parametrize(("text", "cap"), [("0123456789" * 10, 60), ("界" * 100, 90)])
 def test_slices_keep_both_ends(impl: Implementation, text: str, cap: int) -> None:
@@ -456,6 +492,33 @@ def test_drop_what_is_needed_then_slice(impl: Implementation) -> None:
     expect("RET-003", code is None, "failed where slicing the newest text fits", code=code)
 
 
+@pytest.mark.req("RET-002")
+@pytest.mark.parametrize("label", ["s", ""])
+def test_older_messages_are_dropped_first(impl: Implementation, label: str) -> None:
+    """RET-002 (seed, D-198): of two equally long older messages, only one fits beside the
+    newest; it must be the younger one (the first of the run goes, the last stays)."""
+    src = session(
+        "s",
+        ("user/message", "first " * 10, USER),
+        ("assistant/message", "second" * 10, USER),
+        ("user/message", "newest", USER),
+    )
+    kept = [{"role": "assistant", "text": "second" * 10}, {"role": "user", "text": "newest"}]
+    room = tag_safe_bytes(
+        {
+            "sessionId": "s",
+            "label": label,
+            "cwd": None,
+            "capturedThroughSeq": 2,
+            "conversation": kept,
+        }
+    )
+    with check("RET-002"):  # dropping the oldest message alone makes it fit
+        out = impl.call("retention.retain", session=src, label=label, maxBytes=room)
+    texts = [c["text"] for c in out["data"]["conversation"]]
+    expect_equal("RET-002", texts, ["second" * 10, "newest"], what="retained texts")
+
+
 @pytest.mark.req("RET-006", "RET-011")
 def test_a_preserved_message_is_never_emptied(impl: Implementation) -> None:
     """D-37: where upstream would keep the newest message as '' the model fails instead."""
@@ -474,12 +537,14 @@ def test_a_preserved_message_is_never_emptied(impl: Implementation) -> None:
     expect_equal("RET-006", truncation_of(only["text"], "x" * 1000), 995, what="omitted count")
 
 
+@pytest.mark.capability("retention.truncate")  # the op on its own (D-181)
 @pytest.mark.req("RET-006")
 def test_bare_notice_when_nothing_else_fits(impl: Implementation) -> None:
     out = impl.call("retention.truncate", text="0123456789" * 10, maxBytes=31)
     assert out == {"text": "\n[… omitted 100 UTF-8 bytes …]", "omittedBytes": 100, "fits": False}
 
 
+@pytest.mark.capability("retention.truncate")  # the op on its own (D-181)
 @pytest.mark.req("RET-003", "RET-006", "RET-013")
 @settings(suppress_health_check=SLOW)
 @given(big_texts(max_repeat=40), st.integers(min_value=0, max_value=300))
@@ -493,11 +558,17 @@ def test_truncation_is_an_exact_head_tail_slice(impl: Implementation, text: str,
     if utf8_len(text) <= cap:
         expect_equal("RET-003", out, {"text": text, "omittedBytes": 0, "fits": True})
         return
-    with check("RET-006", text=text, out=out):
-        assert NOTICE.search(out["text"]) is not None, "no omission notice"
-    expect_equal("RET-003", truncation_of(out["text"], text), out["omittedBytes"], text=text)
+    expect_equal(
+        "RET-003",
+        truncation_of(out["text"], text, out["omittedBytes"]),
+        out["omittedBytes"],
+        what="recorded omitted bytes",
+        text=text,
+    )
     expect_equal("RET-003", out["fits"], utf8_len(out["text"]) <= cap, what="fits", text=text)
     head_and_tail_kept(out["text"], text)
+    with check("RET-006", text=text, out=out):  # the reference's notice: profile, after
+        assert NOTICE.search(out["text"]) is not None, "no omission notice"
 
 
 @pytest.mark.req("REF-004")

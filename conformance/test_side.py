@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
-from dsh_conformance.checks import check, expect, expect_equal
+from dsh_conformance.checks import check, every, expect, expect_equal, review
 from dsh_conformance.conformance import side_invariants as inv
 from dsh_conformance.conformance.strategies import js_strings
 
@@ -358,15 +358,27 @@ def test_framing_is_one_plugin_context_at_the_head(fresh: Implementation) -> Non
     result = fresh.call("side.fork", parent="parent", child="side")
     turn(fresh, "side", "why?", "because")
     child = log(fresh, "side")
-    expect_equal("SIDE-024", inv.framing_problems(child), [], what="framing problems")
+
+    def plugin_sourced_context() -> None:
+        # the seed: a plugin-sourced context/message that tells the child to explain
+        # without mutating or continuing the task -- in any words
+        with check("SIDE-007", framing_seq=result.get("framingSeq")):
+            framing = child["events"][result["framingSeq"]]
+            assert framing["type"] == "context/message"
+            assert framing["data"]["source"].get("kind") == "plugin"
+
+    def one_at_the_head() -> None:
+        expect_equal("SIDE-024", inv.framing_problems(child), [], what="framing problems")
+
+    every(plugin_sourced_context, one_at_the_head)  # neither seed check hides the other
     framing = child["events"][result["framingSeq"]]
     framing_text = inv.text_of(framing["data"]["content"])
-    # the seed: a plugin-sourced context/message that tells the child to explain without
-    # mutating or continuing the task -- in any words
-    with check("SIDE-007", framing=framing["data"]):
-        assert framing["type"] == "context/message"
-        assert framing["data"]["source"].get("kind") == "plugin"
-        assert inv.framing_meaning_problems(framing_text) == []
+    # what the framing tells the child is meaning: a person's review, never pass/fail (D-199)
+    review(
+        "SIDE-007",
+        framing_text,
+        hints=inv.framing_meaning_problems(framing_text),
+    )
     # the profile: the sidechat source, this meta, a one-shot injection turn right after the seed
     seed_length = child["header"]["seedLength"]
     head = child["events"][seed_length]
@@ -621,24 +633,34 @@ def test_the_default_cap_is_4096_bytes(fresh: Implementation) -> None:
     assert 4096 - 3 < inv.utf8_len(result["text"]) <= 4096
 
 
-@pytest.mark.req("SIDE-057")
+@pytest.mark.req("SIDE-031", "SIDE-057")
 @given(extra=st.integers(min_value=-3, max_value=3), unit=st.sampled_from(["a", "界"]))
 @settings(max_examples=20)
 def test_an_explicit_handback_is_never_altered(impl: Implementation, extra: int, unit: str) -> None:
+    """SIDE-031 (seed): whatever a host does with a handback text over the cap, what it
+    merges is capped; SIDE-057 (profile): the reference rejects it and merges nothing."""
     impl.call("reset")
     make_parent(impl, turns=1)
     impl.call("side.fork", parent="parent", child="side")
     cap = 300
     budget = cap - inv.utf8_len(HEADING)
     note = unit * ((budget + extra * inv.utf8_len(unit)) // inv.utf8_len(unit))
-    check = unchanged(impl, "parent")
+    same = unchanged(impl, "parent")
     if inv.utf8_len(HEADING + note) > cap:
+        before = len(log(impl, "parent")["events"])
         code = impl.error_code("side.mergeBack", parent="parent", child="side", cap=cap, text=note)
-        assert code == "DSH_SIDE_HANDBACK_OVER_CAP"
-        check()
+        added = log(impl, "parent")["events"][before:]
+        merged = [
+            inv.text_of(e["data"]["content"]) for e in added if e["type"] == "context/message"
+        ]
+        with check("SIDE-031", merged=merged, cap=cap):
+            assert all(inv.utf8_len(t) <= cap for t in merged), "a merge exceeds its cap"
+        expect_equal("SIDE-057", code, "DSH_SIDE_HANDBACK_OVER_CAP", what="error code")
+        with check("SIDE-057"):
+            same()
     else:
         result = impl.call("side.mergeBack", parent="parent", child="side", cap=cap, text=note)
-        assert result["text"] == HEADING + note
+        expect_equal("SIDE-057", result["text"], HEADING + note, what="merged text")
 
 
 @pytest.mark.req("SIDE-058")

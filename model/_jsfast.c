@@ -2,11 +2,15 @@
  * Optional accelerator for model/jsstr.py: the few JavaScript-string scans and the URI
  * payload codec that CPython cannot do at C speed in a handful of calls.
  *
- * Every function here has a pure-Python twin in jsstr.py with the same result on every
- * input (tests/test_accelerator.py compares them with Hypothesis); jsstr.py is the
- * readable definition and falls back to it when this module is not built.  Strings are
- * read as JavaScript sees them: UTF-16 code units, where a high surrogate followed by a
- * low one is one character even when CPython holds them as two code points.
+ * Every function here is a pure function of its arguments (strings, and integers for
+ * find) with a pure-Python twin in jsstr.py that gives the same result on every input,
+ * errors included (tests/test_accelerator.py compares them with Hypothesis and holds
+ * each function to every hostile argument: wrong types, str subclasses, negative and
+ * oversized ranges); jsstr.py is the readable definition and falls back to it when this
+ * module is not built.  No function calls back into Python code, keeps a reference past
+ * its return, or trusts an argument it has not checked (D-207).  Strings are read as
+ * JavaScript sees them: UTF-16 code units, where a high surrogate followed by a low one
+ * is one character even when CPython holds them as two code points.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -26,6 +30,26 @@
 #else
 #define ENSURE_READY_INT(s) (void)0
 #endif
+
+/* The short name of o's type, as type(o).__name__ spells it (tp_name after its last dot). */
+static const char *
+type_name(PyObject *o)
+{
+    const char *name = Py_TYPE(o)->tp_name;
+    const char *dot = strrchr(name, '.');
+    return dot != NULL ? dot + 1 : name;
+}
+
+/* 1 when s is a str (a subclass is read as its str value, never through its methods);
+ * else 0 with jsstr's TypeError for fn. */
+static int
+need_str(PyObject *s, const char *fn)
+{
+    if (PyUnicode_Check(s))
+        return 1;
+    PyErr_Format(PyExc_TypeError, "%s() needs a str, not %.200s", fn, type_name(s));
+    return 0;
+}
 
 #define IS_SURROGATE(c) (((c) & 0xFFFFF800u) == 0xD800u)
 #define IS_HIGH(c) (((c) & 0xFFFFFC00u) == 0xD800u)
@@ -83,10 +107,8 @@ surrogate_state(PyObject *s)
 static PyObject *
 fast_surrogates(PyObject *module, PyObject *s)
 {
-    if (!PyUnicode_Check(s)) {
-        PyErr_SetString(PyExc_TypeError, "surrogates() needs a str");
+    if (!need_str(s, "surrogates"))
         return NULL;
-    }
     ENSURE_READY(s);
     return PyLong_FromLong(surrogate_state(s));
 }
@@ -123,28 +145,62 @@ fast_surrogates(PyObject *module, PyObject *s)
         }                                                                                  \
     } while (0)
 
+/* An index argument of find as jsstr.find reads it: an integer (anything with __index__)
+ * clamped to [PY_SSIZE_T_MIN, PY_SSIZE_T_MAX], or none (end only) for the text's length.
+ * 0 with jsstr's TypeError or ValueError. */
+static int
+find_index(PyObject *o, Py_ssize_t none, Py_ssize_t *out)
+{
+    if (o == Py_None && none >= 0) {
+        *out = none;
+        return 1;
+    }
+    if (!PyIndex_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "find() needs integer start and end, not %.200s",
+                     type_name(o));
+        return 0;
+    }
+    PyObject *index = PyNumber_Index(o);
+    if (index == NULL)
+        return 0;
+    *out = PyNumber_AsSsize_t(index, NULL); /* clamped: no OverflowError */
+    Py_DECREF(index);
+    if (*out == -1 && PyErr_Occurred())
+        return 0;
+    if (*out < 0) {
+        PyErr_SetString(PyExc_ValueError, "find() needs 0 <= start and 0 <= end");
+        return 0;
+    }
+    return 1;
+}
+
+/* find(text, needle, start=0, end=None): text.find(needle, start, end) for start, end >= 0,
+ * vectorised for needles of two units or more; every other case is str.find itself
+ * (PyUnicode_Find), so the edges (start past the end, end before start, an empty or a
+ * longer needle) are str.find's by construction. */
 static PyObject *
 fast_find(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 4 || !PyUnicode_Check(args[0]) || !PyUnicode_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "find(text, needle, start, end) needs two str");
+    if (nargs < 2 || nargs > 4) {
+        PyErr_Format(PyExc_TypeError, "find() takes from 2 to 4 arguments (%zd given)", nargs);
         return NULL;
     }
+    if (!need_str(args[0], "find") || !need_str(args[1], "find"))
+        return NULL;
     PyObject *text = args[0], *needle = args[1];
     ENSURE_READY(text);
     ENSURE_READY(needle);
-    Py_ssize_t start = PyLong_AsSsize_t(args[2]), stop = PyLong_AsSsize_t(args[3]);
-    if ((start == -1 || stop == -1) && PyErr_Occurred())
-        return NULL;
     Py_ssize_t n = PyUnicode_GET_LENGTH(text), m = PyUnicode_GET_LENGTH(needle);
-    if (start < 0 || stop < start) {
-        PyErr_SetString(PyExc_ValueError, "find() needs 0 <= start <= end");
+    Py_ssize_t start = 0, stop = n;
+    if (nargs > 2 && !find_index(args[2], -1, &start))
         return NULL;
-    }
+    if (nargs > 3 && !find_index(args[3], n, &stop))
+        return NULL;
     if (stop > n)
         stop = n;
     int kind = PyUnicode_KIND(text), nkind = PyUnicode_KIND(needle);
-    if (m < 2 || nkind > kind) /* a one-unit needle, or one the text cannot hold */
+    /* a one-unit needle, one the text cannot hold, or a range too short for it */
+    if (m < 2 || nkind > kind || start > stop - m)
         return PyLong_FromSsize_t(PyUnicode_Find(text, needle, start, stop, 1));
     const void *ndata = PyUnicode_DATA(needle);
     if (kind == PyUnicode_1BYTE_KIND)
@@ -198,10 +254,8 @@ length_if_no_pair(PyObject *s)
 static PyObject *
 fast_utf8_length(PyObject *module, PyObject *s)
 {
-    if (!PyUnicode_Check(s)) {
-        PyErr_SetString(PyExc_TypeError, "utf8_length() needs a str");
+    if (!need_str(s, "utf8_length"))
         return NULL;
-    }
     ENSURE_READY(s);
     Py_ssize_t total = length_if_no_pair(s);
     /* A lone surrogate counts 3 (as U+FFFD), which the scan gave it; a pair held as two
@@ -225,10 +279,8 @@ fast_utf8_length(PyObject *module, PyObject *s)
 static PyObject *
 fast_canonical_length(PyObject *module, PyObject *s)
 {
-    if (!PyUnicode_Check(s)) {
-        PyErr_SetString(PyExc_TypeError, "canonical_length() needs a str");
+    if (!need_str(s, "canonical_length"))
         return NULL;
-    }
     ENSURE_READY(s);
     if (!PyUnicode_IS_ASCII(s) && surrogate_state(s) == 2)
         return PyLong_FromLong(-1);
@@ -307,10 +359,8 @@ quote_into(PyObject *s, unsigned char *out)
 static PyObject *
 fast_quote_base64url(PyObject *module, PyObject *s)
 {
-    if (!PyUnicode_Check(s)) {
-        PyErr_SetString(PyExc_TypeError, "quote_base64url() needs a str");
+    if (!need_str(s, "quote_base64url"))
         return NULL;
-    }
     ENSURE_READY(s);
     Py_ssize_t n = PyUnicode_GET_LENGTH(s);
     if (n > (PY_SSIZE_T_MAX - 2) / 6)
@@ -458,10 +508,8 @@ not_canonical(void)
 static PyObject *
 fast_unquote_base64url(PyObject *module, PyObject *payload)
 {
-    if (!PyUnicode_Check(payload)) {
-        PyErr_SetString(PyExc_TypeError, "unquote_base64url() needs a str");
+    if (!need_str(payload, "unquote_base64url"))
         return NULL;
-    }
     ENSURE_READY(payload);
     if (!PyUnicode_IS_ASCII(payload))
         return not_canonical();
@@ -584,473 +632,16 @@ fast_plain(PyObject *module, PyObject *value)
     return PyBool_FromLong(ok);
 }
 
-/* ---- protocol lines spelled exactly as JSON.stringify spells them ----------------- */
-
-/* Writes v in decimal at buf (room for 21 bytes); returns the length. */
-static int
-decimal(long long v, char *buf)
-{
-    char digits[21];
-    int n = 0, k = 0;
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    do {
-        digits[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0)
-        buf[k++] = '-';
-    while (n)
-        buf[k++] = digits[--n];
-    return k;
-}
-
-/* Writes {"id":<id>,"result": at head (room for 48 bytes); returns its length.  The
- * head of a reply line as orjson writes {"id": id, "result": ...}. */
-static int
-reply_head(long long id, char *head)
-{
-    memcpy(head, "{\"id\":", 6);
-    int k = 6 + decimal(id, head + 6);
-    memcpy(head + k, ",\"result\":", 10);
-    return k + 10;
-}
-
-/* The bytes of {"id":<id>,"result":<dumped> followed by "}\n": the reply line, framed
- * as orjson frames it, around a result already written. */
-static PyObject *
-framed_reply(long long id, PyObject *dumped)
-{
-    char head[48];
-    int k = reply_head(id, head);
-    Py_ssize_t m = PyBytes_GET_SIZE(dumped);
-    PyObject *line = PyBytes_FromStringAndSize(NULL, k + m + 2);
-    if (line == NULL)
-        return NULL;
-    char *d = PyBytes_AS_STRING(line);
-    memcpy(d, head, k);
-    memcpy(d + k, PyBytes_AS_STRING(dumped), m);
-    d[k + m] = '}';
-    d[k + m + 1] = '\n';
-    return line;
-}
-
-static int
-is_name_char(char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '.' || c == '_' || c == '-';
-}
-
-/* The op names of a batch repeat: the last one is kept, so its hash is computed once. */
-static PyObject *LAST_OP;
-
-static PyObject *
-op_name(const char *s, Py_ssize_t n)
-{
-    if (LAST_OP != NULL && PyUnicode_GET_LENGTH(LAST_OP) == n &&
-        memcmp(PyUnicode_1BYTE_DATA(LAST_OP), s, (size_t)n) == 0) {
-        Py_INCREF(LAST_OP);
-        return LAST_OP;
-    }
-    PyObject *op = PyUnicode_FromStringAndSize(s, n); /* ASCII: is_name_char */
-    if (op == NULL)
-        return NULL;
-    Py_INCREF(op);
-    Py_XSETREF(LAST_OP, op);
-    return op;
-}
-
-/* A request line spelled exactly {"id":N,"op":"NAME","args":{...}} -- N a JSON integer of
- * at most 15 digits (below 2**53), NAME of ASCII letters, digits, '.', '_' and '-', args a
- * plain object -- read without building the outer object, which loads(line) would build
- * with these same three members.  1 with new references in *id, *op and *arguments; 0 when
- * the line is spelled in any other way (the caller reads it whole); -1 on an error. */
-static int
-unframe_request(PyObject *line, PyObject *loads, PyObject **id, PyObject **op,
-                PyObject **arguments)
-{
-    const char *s = PyBytes_AS_STRING(line);
-    Py_ssize_t n = PyBytes_GET_SIZE(line), p = 6, digits = 0;
-    if (n < 28 || memcmp(s, "{\"id\":", 6) != 0 || s[n - 1] != '}')
-        return 0;
-    long long v = 0;
-    if (s[p] == '0') {
-        p++;
-        digits = 1;
-    }
-    else {
-        for (; p < n && s[p] >= '0' && s[p] <= '9' && digits <= 15; p++, digits++)
-            v = v * 10 + (s[p] - '0');
-    }
-    if (digits == 0 || digits > 15 || n - p < 7 || memcmp(s + p, ",\"op\":\"", 7) != 0)
-        return 0;
-    Py_ssize_t name = p += 7;
-    while (p < n && is_name_char(s[p]))
-        p++;
-    Py_ssize_t name_end = p;
-    if (name_end == name || n - p < 10 || memcmp(s + p, "\",\"args\":", 9) != 0)
-        return 0;
-    p += 9;
-    PyObject *raw = PyBytes_FromStringAndSize(s + p, n - 1 - p);
-    if (raw == NULL)
-        return -1;
-    PyObject *value = PyObject_CallOneArg(loads, raw);
-    Py_DECREF(raw);
-    if (value == NULL) {
-        if (!PyErr_ExceptionMatches(PyExc_ValueError)) /* orjson.JSONDecodeError */
-            return -1;
-        PyErr_Clear();
-        return 0;
-    }
-    int ok = PyDict_CheckExact(value) ? plain(value, 1) : 0; /* as plain(message, 0) sees it */
-    if (ok > 0) {
-        *op = op_name(s + name, name_end - name);
-        *id = *op == NULL ? NULL : PyLong_FromLongLong(v);
-        if (*id == NULL) {
-            Py_XDECREF(*op);
-            ok = -1;
-        }
-    }
-    if (ok <= 0) {
-        Py_DECREF(value);
-        return ok;
-    }
-    *arguments = value;
-    return 1;
-}
-
-/* The result of a reply line spelled exactly {"id":<id>,"result":<value>}, value plain:
- * loads(line)["result"], read without building the two-member object loads(line) would.
- * NULL without an error when the line is spelled in any other way. */
-static PyObject *
-unframe_result(PyObject *line, long long id, PyObject *loads)
-{
-    char head[48];
-    int k = reply_head(id, head);
-    const char *s = PyBytes_AS_STRING(line);
-    Py_ssize_t n = PyBytes_GET_SIZE(line);
-    if (n <= k + 1 || s[n - 1] != '}' || memcmp(s, head, (size_t)k) != 0)
-        return NULL;
-    PyObject *raw = PyBytes_FromStringAndSize(s + k, n - 1 - k);
-    if (raw == NULL)
-        return NULL;
-    PyObject *value = PyObject_CallOneArg(loads, raw);
-    Py_DECREF(raw);
-    if (value == NULL) {
-        if (PyErr_ExceptionMatches(PyExc_ValueError)) /* orjson.JSONDecodeError */
-            PyErr_Clear();
-        return NULL;
-    }
-    int ok = plain(value, 1); /* as plain(reply, 0) sees it */
-    if (ok <= 0) {
-        Py_DECREF(value);
-        return NULL;
-    }
-    return value;
-}
-
-/* ---- the served model's loop over plain request lines ---------------------------- */
-
-/* Interned at module start: dict lookups by these keys hash nothing. */
-static PyObject *KEY_ID, *KEY_OP, *KEY_ARGS, *KEY_RESULT, *KW_OPTION;
-
-/* 1 when value is the str text (exact), else 0. */
-static int
-is_text(PyObject *value, const char *text)
-{
-    return PyUnicode_CheckExact(value) && PyUnicode_CompareWithASCIIString(value, text) == 0;
-}
-
-/* answer(lines, start, call, loads, dumps, option, pending): adapters/serve.py's batch loop for
- * plain operation requests, unrolled.  From lines[start], each line that loads(line)
- * reads as a plain {id, op, args} object (id an int or str, op a str other than
- * handshake and shutdown, args a dict) is answered with dumps({"id": id, "result":
- * call(op, args)}, option=option) appended to pending.  It stops at the first line it cannot finish:
- *   i             line i was not touched (the caller answers it the general way);
- *   (i, id, x)    call ran for line i and the caller writes the reply: x is the
- *                 exception call raised, or the reply dict dumps cannot write exactly;
- *   len(lines)    every line was answered.
- * A BaseException that is not an Exception (KeyboardInterrupt) propagates.  A request
- * spelled as JSON.stringify spells it with an integer id has only its args read
- * (unframe_request), and a reply to an integer id is framed around dumps(result)
- * (framed_reply): neither outer object is built (callgrind, a small call: 13.8K -> 9.4K
- * instructions in the served model, and 11.3K -> 9.4K in the harness). */
-static PyObject *
-fast_answer(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 7 || !PyList_CheckExact(args[0]) || !PyList_CheckExact(args[6])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "answer(lines, start, call, loads, dumps, option, pending) needs two lists");
-        return NULL;
-    }
-    PyObject *lines = args[0], *call = args[2], *loads = args[3], *dumps = args[4];
-    PyObject *option = args[5], *pending = args[6];
-    PyObject *kwnames = PyTuple_Pack(1, KW_OPTION);
-    if (kwnames == NULL)
-        return NULL;
-    PyObject *out = NULL;
-    Py_ssize_t i = PyLong_AsSsize_t(args[1]);
-    if (i == -1 && PyErr_Occurred())
-        return NULL;
-    for (; i < PyList_GET_SIZE(lines); i++) {
-        PyObject *line = PyList_GET_ITEM(lines, i);
-        PyObject *id = NULL, *op = NULL, *arguments = NULL;
-        Py_INCREF(line);
-        int ok = PyBytes_CheckExact(line) ? unframe_request(line, loads, &id, &op, &arguments) : 0;
-        if (ok == 0) { /* read whole */
-            PyObject *message = PyObject_CallOneArg(loads, line);
-            if (message == NULL) {
-                Py_DECREF(line);
-                if (PyErr_ExceptionMatches(PyExc_ValueError)) { /* orjson.JSONDecodeError */
-                    PyErr_Clear();
-                    out = PyLong_FromSsize_t(i);
-                }
-                goto done;
-            }
-            ok = PyDict_CheckExact(message) && PyDict_GET_SIZE(message) == 3;
-            if (ok)
-                ok = plain(message, 0);
-            if (ok > 0) {
-                id = PyDict_GetItem(message, KEY_ID); /* borrowed; message keeps them */
-                op = PyDict_GetItem(message, KEY_OP);
-                arguments = PyDict_GetItem(message, KEY_ARGS);
-                ok = id != NULL && op != NULL && arguments != NULL &&
-                     (PyLong_CheckExact(id) || PyUnicode_CheckExact(id)) &&
-                     PyUnicode_CheckExact(op) && PyDict_CheckExact(arguments);
-                if (ok) {
-                    Py_INCREF(id);
-                    Py_INCREF(op);
-                    Py_INCREF(arguments);
-                }
-            }
-            Py_DECREF(message);
-        }
-        Py_DECREF(line);
-        if (ok < 0)
-            goto done;
-        if (ok && (is_text(op, "handshake") || is_text(op, "shutdown"))) {
-            Py_DECREF(id);
-            Py_DECREF(op);
-            Py_DECREF(arguments);
-            ok = 0;
-        }
-        if (!ok) {
-            out = PyLong_FromSsize_t(i);
-            goto done;
-        }
-        PyObject *call_args[2] = {op, arguments};
-        PyObject *result = PyObject_Vectorcall(call, call_args, 2, NULL);
-        Py_DECREF(op);
-        Py_DECREF(arguments);
-        if (result == NULL) {
-            if (!PyErr_ExceptionMatches(PyExc_Exception)) {
-                Py_DECREF(id);
-                goto done;
-            }
-            PyObject *type, *value, *traceback;
-            PyErr_Fetch(&type, &value, &traceback);
-            PyErr_NormalizeException(&type, &value, &traceback);
-            if (traceback != NULL)
-                PyException_SetTraceback(value, traceback);
-            Py_XDECREF(type);
-            Py_XDECREF(traceback);
-            out = Py_BuildValue("(nNN)", i, id, value);
-            goto done;
-        }
-        PyObject *written = NULL;
-        if (PyLong_CheckExact(id)) {
-            /* An integer id (a safe one: plain) frames the result as dumps frames it in
-             * {"id": id, "result": result}, with no object built. */
-            ok = plain(result, 1);
-            if (ok < 0) {
-                Py_DECREF(result);
-                Py_DECREF(id);
-                goto done;
-            }
-            if (ok) {
-                PyObject *dumped = PyObject_CallOneArg(dumps, result);
-                if (dumped != NULL) {
-                    written = framed_reply(PyLong_AsLongLong(id), dumped);
-                    Py_DECREF(dumped);
-                    if (written == NULL) {
-                        Py_DECREF(result);
-                        Py_DECREF(id);
-                        goto done;
-                    }
-                }
-                else if (PyErr_ExceptionMatches(PyExc_TypeError)) /* a lone surrogate */
-                    PyErr_Clear();
-                else {
-                    Py_DECREF(result);
-                    Py_DECREF(id);
-                    goto done;
-                }
-            }
-        }
-        if (written == NULL) {
-            PyObject *reply = PyDict_New();
-            if (reply == NULL || PyDict_SetItem(reply, KEY_ID, id) < 0 ||
-                PyDict_SetItem(reply, KEY_RESULT, result) < 0) {
-                Py_XDECREF(reply);
-                Py_DECREF(id);
-                Py_DECREF(result);
-                goto done;
-            }
-            Py_DECREF(result);
-            result = NULL;
-            ok = PyUnicode_CheckExact(id) ? plain(reply, 0) : 0;
-            if (ok < 0) {
-                Py_DECREF(reply);
-                Py_DECREF(id);
-                goto done;
-            }
-            if (ok) {
-                PyObject *dump_args[2] = {reply, option};
-                written = PyObject_Vectorcall(dumps, dump_args, 1, kwnames);
-            }
-            if (written == NULL) {
-                if (ok) {
-                    if (!PyErr_ExceptionMatches(PyExc_TypeError)) { /* a lone surrogate */
-                        Py_DECREF(reply);
-                        Py_DECREF(id);
-                        goto done;
-                    }
-                    PyErr_Clear();
-                }
-                out = Py_BuildValue("(nNN)", i, id, reply);
-                goto done;
-            }
-            Py_DECREF(reply);
-        }
-        Py_XDECREF(result);
-        Py_DECREF(id);
-        int appended = PyList_Append(pending, written);
-        Py_DECREF(written);
-        if (appended < 0)
-            goto done;
-    }
-    out = PyLong_FromSsize_t(i);
-done:
-    Py_DECREF(kwnames);
-    return out;
-}
-
-/* take(batch, index, arrived, popleft, appendleft, loads, out): adapters/subprocess.py's
- * reply loop for the common answer, unrolled.  While lines have arrived, a reply line
- * that loads reads as a plain {"id": id, "result": result} object, id the exact integer
- * of the request batch[index][1] awaits, puts result on out and moves on.  Anything else
- * (an event that is not a line, any other reply) goes back to the front of arrived for
- * the caller's full check.  Returns the index of the first request still unanswered.
- * The reply as the served model spells it, {"id":<id>,"result":<value>} byte for byte,
- * has only its value read (unframe_result): the outer object is never built. */
-static PyObject *
-fast_take(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 7 || !PyList_CheckExact(args[0]) || !PyList_CheckExact(args[6])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "take(batch, index, arrived, popleft, appendleft, loads, out) needs lists");
-        return NULL;
-    }
-    PyObject *batch = args[0], *arrived = args[2], *popleft = args[3];
-    PyObject *appendleft = args[4], *loads = args[5], *out = args[6];
-    Py_ssize_t i = PyLong_AsSsize_t(args[1]);
-    if (i == -1 && PyErr_Occurred())
-        return NULL;
-    for (; i < PyList_GET_SIZE(batch); i++) {
-        Py_ssize_t waiting = PyObject_Size(arrived);
-        if (waiting < 0)
-            return NULL;
-        if (waiting == 0)
-            break;
-        PyObject *request = PyList_GET_ITEM(batch, i);
-        if (!PyTuple_CheckExact(request) || PyTuple_GET_SIZE(request) != 2 ||
-            !PyDict_CheckExact(PyTuple_GET_ITEM(request, 1)))
-            break;
-        PyObject *id = PyDict_GetItem(PyTuple_GET_ITEM(request, 1), KEY_ID); /* borrowed */
-        if (id == NULL || !PyLong_CheckExact(id))
-            break;
-        PyObject *line = PyObject_CallNoArgs(popleft);
-        if (line == NULL)
-            return NULL;
-        int taken = 0;
-        int overflow = 0;
-        long long expected = PyLong_AsLongLongAndOverflow(id, &overflow);
-        if (expected == -1 && PyErr_Occurred()) {
-            Py_DECREF(line);
-            return NULL;
-        }
-        if (PyBytes_CheckExact(line) && !overflow) {
-            /* The reply spelled as the served model spells it: only its result is read. */
-            PyObject *result = unframe_result(line, expected, loads);
-            if (result == NULL && PyErr_Occurred()) {
-                Py_DECREF(line);
-                return NULL;
-            }
-            if (result != NULL) {
-                int appended = PyList_Append(out, result);
-                Py_DECREF(result);
-                if (appended < 0) {
-                    Py_DECREF(line);
-                    return NULL;
-                }
-                taken = 1;
-            }
-        }
-        if (!taken && PyBytes_CheckExact(line)) {
-            PyObject *reply = PyObject_CallOneArg(loads, line);
-            if (reply == NULL) {
-                if (!PyErr_ExceptionMatches(PyExc_ValueError)) { /* orjson.JSONDecodeError */
-                    Py_DECREF(line);
-                    return NULL;
-                }
-                PyErr_Clear();
-            }
-            else {
-                PyObject *got, *result;
-                int ok = PyDict_CheckExact(reply) && PyDict_GET_SIZE(reply) == 2 &&
-                         (got = PyDict_GetItem(reply, KEY_ID)) != NULL && PyLong_CheckExact(got) &&
-                         (result = PyDict_GetItem(reply, KEY_RESULT)) != NULL;
-                if (ok)
-                    ok = PyObject_RichCompareBool(got, id, Py_EQ);
-                if (ok > 0)
-                    ok = plain(reply, 0);
-                if (ok > 0)
-                    ok = PyList_Append(out, result) < 0 ? -1 : 1;
-                Py_DECREF(reply);
-                if (ok < 0) {
-                    Py_DECREF(line);
-                    return NULL;
-                }
-                taken = ok;
-            }
-        }
-        if (!taken) {
-            PyObject *back = PyObject_CallOneArg(appendleft, line);
-            Py_DECREF(line);
-            if (back == NULL)
-                return NULL;
-            Py_DECREF(back);
-            break;
-        }
-        Py_DECREF(line);
-    }
-    return PyLong_FromSsize_t(i);
-}
-
 /* ---- module ------------------------------------------------------------------------ */
 
 static PyMethodDef methods[] = {
     {"surrogates", fast_surrogates, METH_O,
      "0: no surrogate; 1: lone surrogates only; 2: a high surrogate followed by a low one."},
     {"find", (PyCFunction)(void (*)(void))fast_find, METH_FASTCALL,
-     "str.find(needle, start, end) for 0 <= start <= end, vectorised for needles of 2+."},
+     "text.find(needle, start, end) for 0 <= start, end; vectorised for needles of 2+."},
     {"plain", fast_plain, METH_O,
      "Whether orjson spells value exactly as JSON.stringify does (jsstr._plain)."},
     {"utf8_length", fast_utf8_length, METH_O, "Node Buffer.byteLength(s, 'utf8')."},
-    {"answer", (PyCFunction)(void (*)(void))fast_answer, METH_FASTCALL,
-     "adapters/serve.py's loop over plain request lines (see the C source)."},
-    {"take", (PyCFunction)(void (*)(void))fast_take, METH_FASTCALL,
-     "adapters/subprocess.py's reply loop for the common answer (see the C source)."},
     {"canonical_length", fast_canonical_length, METH_O,
      "utf8_length(s) if s holds no surrogate pair as two code points, else -1."},
     {"quote_base64url", fast_quote_base64url, METH_O,
@@ -1070,12 +661,5 @@ PyInit__jsfast(void)
     memset(B64URL_VALUE, -1, sizeof B64URL_VALUE);
     for (int k = 0; k < 64; k++)
         B64URL_VALUE[(unsigned char)B64URL[k]] = (signed char)k;
-    KEY_ID = PyUnicode_InternFromString("id");
-    KEY_OP = PyUnicode_InternFromString("op");
-    KEY_ARGS = PyUnicode_InternFromString("args");
-    KEY_RESULT = PyUnicode_InternFromString("result");
-    KW_OPTION = PyUnicode_InternFromString("option");
-    if (!KEY_ID || !KEY_OP || !KEY_ARGS || !KEY_RESULT || !KW_OPTION)
-        return NULL;
     return PyModule_Create(&module_def);
 }

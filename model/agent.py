@@ -45,7 +45,7 @@ from dsh_conformance.model.prompt_submit import (
     parse_listener,
     run_waterfall,
 )
-from dsh_conformance.model.scripted import ScriptedModel, render
+from dsh_conformance.model.scripted import ScriptedModel, partial_chunks, render
 from dsh_conformance.model.session import Event, Replace, SessionHeader, SessionLog, derive_message
 from dsh_conformance.model.system_prompt import AgentOptions, render_system_prompt
 
@@ -446,6 +446,10 @@ class Agent:
             FrozenDict({k: v if k == "messages" else freeze(v) for k, v in request.items()})
         )
         spec = self.model.next()
+        for chunk in partial_chunks(spec):  # an unfinished stream: chunks, never a message
+            self._append(
+                "assistant/chunk", {"turn": turn.number, "step": turn.step, "chunk": chunk}
+            )
         if spec.get("hold") or spec.get("hang"):
             turn.pending = spec
             self.phase = Phase.STREAM

@@ -18,6 +18,7 @@ import binascii
 import codecs
 import json
 import math
+import operator
 import os
 import re
 import sys
@@ -53,6 +54,30 @@ def _accelerator() -> ModuleType | None:
 #: ``None`` when running on the pure-Python definitions (tests set it to compare both).
 _FAST: Any = _accelerator()
 
+
+def _text(s: object, fn: str) -> str:
+    """*s* as an exact ``str`` for *fn*, or the accelerator's ``TypeError``: both paths
+    refuse the same arguments with the same error (D-207), and read a ``str`` subclass as
+    its ``str`` value, never through methods it overrides."""
+    if type(s) is str:
+        return s
+    if isinstance(s, str):
+        return str.__str__(s)
+    raise TypeError(f"{fn}() needs a str, not {type(s).__name__}")
+
+
+def _find_index(value: object, none: int | None) -> int:
+    """An index argument of ``find``, as the accelerator reads it (D-207)."""
+    if value is None and none is not None:
+        return none
+    if not hasattr(type(value), "__index__"):
+        raise TypeError(f"find() needs integer start and end, not {type(value).__name__}")
+    index = operator.index(value)  # type: ignore[arg-type]
+    if index < 0:
+        raise ValueError("find() needs 0 <= start and 0 <= end")
+    return index
+
+
 #: JavaScript ``\s`` under the ``u`` flag (ECMAScript WhiteSpace + LineTerminator).  Python's
 #: ``\s`` differs: it adds U+001C..U+001F and U+0085 and lacks U+FEFF.
 JS_WHITESPACE: Final = (
@@ -71,6 +96,8 @@ def canonical(s: str) -> str:
     strict encode proves the common case (no pair to combine) at C speed: its error
     handler sees each surrogate and stops at the first high one followed by a low one.
     """
+    if type(s) is not str:
+        s = _text(s, "canonical")
     if s.isascii():
         return s
     try:
@@ -91,6 +118,8 @@ def has_surrogate(s: str) -> bool:
     string stored in 1 or 2 bytes per character, UTF-32 of one stored in 4 (which
     ``sys.getsizeof`` reveals; either codec gives the same answer, only speed differs).
     """
+    if type(s) is not str:
+        s = _text(s, "has_surrogate")
     if s.isascii():
         return False
     if _FAST is not None:
@@ -171,12 +200,19 @@ def from_code_units(units: Iterable[int]) -> str:
 
 
 def find(text: str, needle: str, start: int = 0, end: int | None = None) -> int:
-    """``text.find(needle, start, end)`` for ``0 <= start``: the accelerator's vectorised
-    search when built (CPython's own is about 1 ns a character on prose, where the
-    needle's letters are common), else ``str.find`` itself."""
+    """``text.find(needle, start, end)`` for ``0 <= start`` and ``0 <= end``: the
+    accelerator's vectorised search when built (CPython's own is about 1 ns a character
+    on prose, where the needle's letters are common), else ``str.find`` itself.  A
+    negative index is a ``ValueError`` (``str.find`` would count it from the end)."""
+    if type(text) is not str or type(needle) is not str:
+        text, needle = _text(text, "find"), _text(needle, "find")
+    if type(start) is not int or start < 0:
+        start = _find_index(start, None)
     stop = len(text) if end is None else end
+    if type(stop) is not int or stop < 0:
+        stop = _find_index(stop, len(text))
     if _FAST is not None and len(needle) > 1 and stop - start > _LONG_SEARCH:
-        return int(_FAST.find(text, needle, start, max(start, stop)))
+        return int(_FAST.find(text, needle, start, stop))
     return text.find(needle, start, stop)
 
 
@@ -191,6 +227,8 @@ def js_length(s: str) -> int:
 
 def utf8_length(s: str) -> int:
     """Node ``Buffer.byteLength(s, "utf8")``: a lone surrogate counts 3 (as U+FFFD would)."""
+    if type(s) is not str:
+        s = _text(s, "utf8_length")
     if _FAST is not None:
         return int(_FAST.utf8_length(s))
     return len(canonical(s).encode("utf-8", "surrogatepass"))
@@ -200,6 +238,8 @@ def canonical_utf8_length(s: str) -> tuple[str, int]:
     """``(canonical(s), utf8_length(s))`` in one pass where possible: a strict UTF-8
     encoding both proves *s* has no surrogate and counts its bytes (projection needs both
     for every message it keeps)."""
+    if type(s) is not str:
+        s = _text(s, "canonical_length")
     if _FAST is not None:
         length = _FAST.canonical_length(s)
         if length >= 0:
@@ -290,6 +330,8 @@ def _decode_simd(payload: str) -> bytes:
 
 def quote_base64url(s: str) -> str:
     """``base64url_encode(quote_bytes(s))``: a ``dsh-session:`` URI's payload (D-5)."""
+    if type(s) is not str:
+        s = _text(s, "quote_base64url")
     if _FAST is not None:
         return str(_FAST.quote_base64url(s))
     return base64url_encode(quote_bytes(s))
@@ -298,9 +340,17 @@ def quote_base64url(s: str) -> str:
 def unquote_base64url(payload: str) -> str:
     """The strict inverse of ``quote_base64url``: ``ValueError`` unless *payload* is
     exactly its spelling of some string (D-6)."""
+    if type(payload) is not str:
+        payload = _text(payload, "unquote_base64url")
     if _FAST is not None:
         return str(_FAST.unquote_base64url(payload))
-    return unquote_bytes(base64url_decode_strict(payload))
+    try:
+        return unquote_bytes(base64url_decode_strict(payload))
+    except ValueError:  # binascii's, orjson's and our own: one error, as the accelerator's
+        raise ValueError(_NOT_CANONICAL) from None
+
+
+_NOT_CANONICAL: Final = "not the base64url of a JSON.stringify string"
 
 
 # --- JSON.stringify -------------------------------------------------------------------------

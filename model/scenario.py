@@ -22,11 +22,15 @@ from referencing import Registry, Resource
 
 from dsh_conformance.model import jsstr, side
 from dsh_conformance.model.agent import Agent, Phase, last_turn_number
+from dsh_conformance.model.config import ReferenceConfig
 from dsh_conformance.model.errors import DshError, ErrorCode
 from dsh_conformance.model.frozen import FrozenDict, thaw
+from dsh_conformance.model.prepare import ReadOutcome
+from dsh_conformance.model.prepare import prepare as prepare_references
 from dsh_conformance.model.prompt_submit import Listener, parse_listener
 from dsh_conformance.model.scripted import validate_response
 from dsh_conformance.model.session import SessionHeader, events_from_json
+from dsh_conformance.model.snapshot import read_log, session_from_json
 from dsh_conformance.model.system_prompt import AgentOptions
 
 Trigger = tuple[Any, ...]
@@ -35,18 +39,22 @@ Decode = Callable[[Any], Any]
 MESSAGE_ACTIONS: Final = frozenset({"send", "steer", "inject"})
 #: Fields each action may carry besides ``on`` and ``do``.
 FIELDS: Final[Mapping[str, frozenset[str]]] = {
-    "send": frozenset({"text", "content", "source", "contexts"}),
-    "steer": frozenset({"text", "content", "source", "contexts"}),
+    "send": frozenset({"text", "content", "source", "contexts", "prepared"}),
+    "steer": frozenset({"text", "content", "source", "contexts", "prepared"}),
     "inject": frozenset({"text", "content", "source", "meta"}),
     "cancel": frozenset({"cause"}),
     "dispose": frozenset(),
     "fork": frozenset({"child"}),
     "mergeBack": frozenset({"child", "text", "cap"}),
+    "prepare": frozenset({"text", "content", "references", "target"}),
 }
+#: Triggers a prepare step may use: preparation is the host's, between turns or before any.
+PREPARE_TRIGGERS: Final = frozenset({"start", "idle"})
 #: Fields an action must carry.
 REQUIRED: Final[Mapping[str, frozenset[str]]] = {
     "fork": frozenset({"child"}),
     "mergeBack": frozenset({"child", "text"}),
+    "prepare": frozenset({"references"}),
 }
 
 
@@ -92,6 +100,7 @@ class Plan:
     listeners: tuple[tuple[Mapping[str, Any], Listener], ...]
     replies: tuple[FrozenDict, ...]
     steps: tuple[Step, ...]
+    sessions: Mapping[str, Any] = FrozenDict()
 
 
 def trigger_key(on: object) -> Trigger:
@@ -140,9 +149,20 @@ def validate(script: object) -> Plan:
             raise _error(
                 ErrorCode.SCENARIO_INVALID, f"/steps/{s.index}/child", "no fork step makes it"
             )
+    for s in steps:
+        where = f"/steps/{s.index}"
+        if s.action == "prepare" and s.trigger[0] not in PREPARE_TRIGGERS:
+            raise _error(ErrorCode.SCENARIO_INVALID, f"{where}/on", "prepare runs on start or idle")
+        if "prepared" in s.fields:
+            k = s.fields["prepared"]
+            if not (k < s.index and steps[k].action == "prepare"):
+                raise _error(
+                    ErrorCode.SCENARIO_INVALID, f"{where}/prepared", "no earlier prepare step"
+                )
     seed_turns = last_turn_number(events_from_json(agent.get("seed", [])))
     _check_reachable(steps, replies, call_ids, seed_turns)
-    return Plan(agent, listeners, tuple(replies), steps)
+    sessions = FrozenDict(script.get("sessions", {}))
+    return Plan(agent, listeners, tuple(replies), steps, sessions)
 
 
 def _listener(index: int, spec: Mapping[str, Any]) -> tuple[Mapping[str, Any], Listener]:
@@ -168,8 +188,11 @@ def _step(index: int, spec: Mapping[str, Any]) -> Step:
         raise _error(
             ErrorCode.SCENARIO_INVALID, f"{where}/{extra[0]}", f"{action} takes no {extra[0]}"
         )
-    if action in MESSAGE_ACTIONS and ("text" in fields) == ("content" in fields):
+    given = ("text" in fields) + ("content" in fields) + ("prepared" in fields)
+    if action in MESSAGE_ACTIONS | {"prepare"} and given != 1:
         raise _error(ErrorCode.SCENARIO_INVALID, where, f"{action} needs content or text")
+    if "prepared" in fields and "contexts" in fields:
+        raise _error(ErrorCode.SCENARIO_INVALID, f"{where}/contexts", "prepared carries its own")
     missing = sorted(REQUIRED.get(action, frozenset()) - set(fields))
     if missing:
         raise _error(ErrorCode.SCENARIO_INVALID, where, f"{action} needs {missing[0]}")
@@ -205,7 +228,7 @@ def _check_reachable(
             )
 
 
-class _Runner:
+class Runner:
     """One run: the agent, the pending steps by trigger, and the outcomes so far."""
 
     def __init__(self, plan: Plan, decode: Decode, agent_class: type[Agent]) -> None:
@@ -250,7 +273,18 @@ class _Runner:
         }
         fields = thaw(step.fields)
         try:
-            if step.action in MESSAGE_ACTIONS:
+            if "prepared" in fields:
+                earlier = self.outcomes[fields["prepared"]]
+                if "prepared" not in earlier:
+                    raise DshError(
+                        ErrorCode.SCENARIO_UNREACHABLE,
+                        f"/steps/{step.index}/prepared: that preparation gave no result",
+                    )
+                fields["content"] = earlier["prepared"]["content"]
+                fields["contexts"] = earlier["prepared"]["contexts"]
+            if step.action == "prepare":
+                outcome["prepared"] = self.prepare(fields)
+            elif step.action in MESSAGE_ACTIONS:
                 content = (
                     [{"type": "text", "text": fields["text"]}]
                     if "text" in fields
@@ -281,6 +315,32 @@ class _Runner:
         except DshError as exc:
             outcome["error"] = exc.to_json()
         return outcome
+
+    def prepare(self, fields: Mapping[str, Any]) -> dict[str, Any]:
+        """prepare() on the host's store: the script's sessions plus the agent's own log as
+        written so far (INBOX-032, INBOX-035), with the default configuration."""
+        content = (
+            [{"type": "text", "text": fields["text"]}]
+            if "text" in fields
+            else self.decode(fields["content"])
+        )
+        logs = {jsstr.canonical(k): v for k, v in self.plan.sessions.items()}
+        logs[self.agent.id] = self.agent.log.to_json()
+
+        def read(sid: str) -> ReadOutcome:
+            if sid not in logs:
+                return ReadOutcome.failed(f"session {jsstr.quote(sid)} not found", 0)
+            try:
+                return ReadOutcome.ok(read_log(session_from_json(thaw(logs[sid]))), 0)
+            except DshError as exc:
+                return ReadOutcome.failed(f"invalid session surface: {exc.message}", 0)
+
+        target = fields.get("target", self.agent.id)
+        run = prepare_references(
+            target, content, fields["references"], read, ReferenceConfig.from_json(None), None
+        )
+        prepared: dict[str, Any] = run.to_json()
+        return prepared
 
     def listeners(self) -> list[Listener]:
         """The chain in force for the next micro-step (filters: submission k, turn T)."""
@@ -327,15 +387,24 @@ class _Runner:
             "submissions": [
                 {"content": s["content"], "source": s["source"]} for s in self.agent.submissions
             ],
+            "queued": [
+                {k: n[k] for k in ("content", "source", "contexts", "steering")}
+                for n in self.agent.notifications
+                if n["event"] == "agent/queued"
+            ],
         }
 
 
 def run(
-    script: object, decode: Decode = lambda value: value, agent_class: type[Agent] = Agent
+    script: object,
+    decode: Decode = lambda value: value,
+    agent_class: type[Agent] = Agent,
+    runner: type[Runner] = Runner,
 ) -> dict[str, Any]:
     """Validate *script*, then run it on a fresh reference agent (``scenario.run``).
 
     *decode* turns the JSON of an action's payload into native values (the adapter's
-    ``$hostile`` markers, D-68); *agent_class* lets a test fixture run a modified agent.
+    ``$hostile`` markers, D-68); *agent_class* and *runner* let a test fixture run a
+    modified agent or host.
     """
-    return _Runner(validate(script), decode, agent_class).run()
+    return runner(validate(script), decode, agent_class).run()

@@ -6,7 +6,9 @@ Each step consumes one scripted response (then the options' fallback).  A respon
 or ``{"error": MESSAGE, "code"?}`` (the model request fails); ``"hold": true`` on any of
 them holds the reply open after the request is captured until the driver's ``stream``
 micro-step, and ``{"hang": true}`` is a reply that never finishes by itself (only an
-interrupt ends its turn).  The stream is written in the
+interrupt ends its turn).  ``"partial": T`` beside ``hang`` or ``error`` streams T as the
+start of a text block that never ends (chunks only, no assistant message) before the reply
+hangs or fails: an unfinished stream.  The stream is written in the
 seed-era chunk vocabulary (``block-start``/``text-delta``/``tool-call-delta``/``block-end``/
 ``finish``) so logs look like upstream's (D-71).
 """
@@ -46,9 +48,13 @@ def validate_response(value: object) -> FrozenDict:
         raise _bad("a scripted response must be an object")
     if "hold" in spec and not isinstance(spec["hold"], bool):
         raise _bad("hold must be a boolean")
+    if "partial" in spec and (
+        not isinstance(spec["partial"], str) or ("hang" not in spec and "error" not in spec)
+    ):
+        raise _bad("partial is a string, beside hang or error")
     if "hang" in spec:
-        if spec["hang"] is not True or set(spec) - {"hang", "hold"}:
-            raise _bad("a hanging response is exactly {hang: true}")
+        if spec["hang"] is not True or set(spec) - {"hang", "hold", "partial"}:
+            raise _bad("a hanging response is exactly {hang: true, partial?}")
         return FrozenDict(spec)
     if "error" in spec:
         if not isinstance(spec["error"], str):
@@ -64,6 +70,17 @@ def validate_response(value: object) -> FrozenDict:
     if "text" not in spec and not calls:
         raise _bad("a scripted response needs text, toolCalls or error")
     return FrozenDict(spec)
+
+
+def partial_chunks(spec: Mapping[str, Any]) -> tuple[FrozenDict, ...]:
+    """The chunks of an unfinished stream: a text block opened, *partial* streamed, no end."""
+    if "partial" not in spec:
+        return ()
+    chunks = [
+        {"type": "block-start", "index": 0, "blockType": "text"},
+        {"type": "text-delta", "index": 0, "text": spec["partial"]},
+    ]
+    return tuple(freeze(c) for c in chunks)
 
 
 def render(spec: Mapping[str, Any], turn: int, step: int) -> ModelResponse:

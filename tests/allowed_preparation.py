@@ -10,6 +10,7 @@ tests/test_allowed_preparation.py.  tests/broken_preparation.py reuses the reten
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
@@ -47,7 +48,18 @@ def _decode(data: bytes, strip_bom: bool) -> str:
     return text[1:] if strip_bom and text.startswith("\ufeff") else text
 
 
-def slice_text(original: str, keep: int, head_share: Fraction, strip_bom: bool = False) -> str:
+def other_notice(omitted: int) -> str:
+    """Another omission notice, same length class, the exact count kept (RET-003, D-197)."""
+    return f"\n[{omitted} bytes cut here]"
+
+
+def slice_text(
+    original: str,
+    keep: int,
+    head_share: Fraction,
+    strip_bom: bool = False,
+    notice: Callable[[int], str] = notice_text,
+) -> str:
     """Keep about *keep* bytes: ``head_share`` of them from the start, the rest from the end."""
     whole = encoded(original)
     head_n = int(keep * head_share)
@@ -58,7 +70,7 @@ def slice_text(original: str, keep: int, head_share: Fraction, strip_bom: bool =
         tail = tail[1:]
     kept_text = _decode(head, strip_bom) + _decode(tail, strip_bom)
     kept_bytes = len(head.decode("utf-8", errors="ignore").encode()) + len(tail)
-    return kept_text + notice_text(len(whole) - kept_bytes)
+    return kept_text + notice(len(whole) - kept_bytes)
 
 
 class OwnRetention:
@@ -75,9 +87,15 @@ class OwnRetention:
         over_drop: bool = False,
         slices: bool = True,
         strip_bom: bool = False,
+        notice: Callable[[int], str] = notice_text,
+        drop_newer: bool = False,
     ) -> None:
         self.head_share, self.over_drop = head_share, over_drop
-        self.slices, self.strip_bom = slices, strip_bom
+        self.slices, self.strip_bom, self.notice = slices, strip_bom, notice
+        self.drop_newer = drop_newer
+
+    def _slice(self, original: str, keep: int) -> str:
+        return slice_text(original, keep, self.head_share, self.strip_bom, self.notice)
 
     def retain(self, reference: ReferenceAdapter, args: Mapping[str, Any]) -> dict[str, Any]:
         source = {"session": args["session"]}
@@ -111,6 +129,8 @@ class OwnRetention:
             droppable = [i for i in items[:-1] if not i["checkpoint"]]
             if not droppable:
                 break
+            if self.drop_newer:
+                droppable = droppable[::-1]
             for victim in droppable if self.over_drop else droppable[:1]:
                 items.remove(victim)
                 dropped.append(victim)
@@ -125,19 +145,18 @@ class OwnRetention:
             lo, hi, best = 0, whole - 1, None
             while lo <= hi:
                 mid = (lo + hi) // 2
-                item["text"] = slice_text(item["original"], mid, self.head_share, self.strip_bom)
+                item["text"] = self._slice(item["original"], mid)
                 item["size"] = item_size(item)
                 if size() <= cap:
                     best, lo = item["text"], mid + 1
                 else:
                     hi = mid - 1
-            bare = notice_text(whole)
+            bare = self.notice(whole)
             shortest = bare if len(encoded(bare)) < whole else item["original"]
             item["text"] = best if best is not None else shortest
             item["size"] = item_size(item)
             if item["text"] != item["original"]:
-                kept = item["text"][: item["text"].rindex("\n[\u2026 omitted ")]
-                item["omitted"] = whole - len(encoded(kept))
+                item["omitted"] = self._omitted(item["text"], whole)
         omitted = sum(len(encoded(d["original"])) for d in dropped)
         omitted += sum(i["omitted"] for i in items)
         data = {
@@ -157,24 +176,31 @@ class OwnRetention:
         }
         return {"data": data, "stats": stats}
 
+    def _omitted(self, text: str, whole: int) -> int:
+        """The count this retention's notice at the end of *text* records."""
+        for match in reversed(list(re.finditer(r"[0-9]+", text))):
+            omitted = int(match.group())
+            if text.endswith(self.notice(omitted)):
+                return omitted
+        raise AssertionError("setup: not a cut this retention wrote")
+
     def truncate(self, args: Mapping[str, Any]) -> dict[str, Any]:
         text, cap = args["text"], args["maxBytes"]
         whole = len(encoded(text))
         if whole <= cap:
             return {"text": text, "omittedBytes": 0, "fits": True}
-        best = notice_text(whole)
+        best = self.notice(whole)
         lo, hi = 0, whole - 1
         while lo <= hi:
             mid = (lo + hi) // 2
-            candidate = slice_text(text, mid, self.head_share, self.strip_bom)
+            candidate = self._slice(text, mid)
             if len(encoded(candidate)) <= cap:
                 best, lo = candidate, mid + 1
             else:
                 hi = mid - 1
-        kept = best[: best.rindex("\n[\u2026 omitted ")]
         return {
             "text": best,
-            "omittedBytes": whole - len(encoded(kept)),
+            "omittedBytes": self._omitted(best, whole),
             "fits": len(encoded(best)) <= cap,
         }
 
@@ -242,14 +268,21 @@ def other_config_code() -> OtherConfigCode:
     return OtherConfigCode()
 
 
+def other_notice_wording() -> WithRetention:
+    """Another wording of the omission notice, the exact count kept (issue 25, D-197)."""
+    return WithRetention(OwnRetention(notice=other_notice), "other omission notice")
+
+
 #: Every member of the kit: factory name -> the profile ids it may fail (REF-* always may).
 KIT: Mapping[str, frozenset[str]] = {
     "reworded_warning": frozenset({"ENV-009"}),
     "own_retention": frozenset({"RET-009"}),
     "other_config_code": frozenset({"PREP-012"}),
+    "other_notice_wording": frozenset({"RET-006", "RET-009"}),
 }
 FACTORIES: Mapping[str, Callable[[], Wrapped]] = {
     "reworded_warning": reworded_warning,
     "own_retention": own_retention,
     "other_config_code": other_config_code,
+    "other_notice_wording": other_notice_wording,
 }

@@ -98,6 +98,11 @@ def strips_bom() -> WithRetention:
     return WithRetention(OwnRetention(strip_bom=True), "BOM-stripping slices")
 
 
+def drops_newer_first() -> WithRetention:
+    """Issue 25: drops the youngest droppable message first, keeping the oldest."""
+    return WithRetention(OwnRetention(drop_newer=True), "drops newer messages first")
+
+
 def rereads_after_mutation() -> RereadsAfterMutation:
     return RereadsAfterMutation()
 
@@ -126,6 +131,10 @@ KIT: Mapping[str, tuple[frozenset[str], tuple[str, ...]]] = {
         frozenset({"RET-003"}),
         ("test_retention.py::test_a_byte_order_mark_at_a_cut",),
     ),
+    "drops_newer_first": (
+        frozenset({"RET-002"}),
+        ("test_retention.py::test_older_messages_are_dropped_first",),
+    ),
     "rereads_after_mutation": (
         frozenset({"PREP-008"}),
         ("test_prepare.py::test_later_source_changes",),
@@ -142,6 +151,7 @@ FACTORIES: Mapping[str, Callable[[], Wrapped]] = {
     "over_dropping": over_dropping,
     "never_slices": never_slices,
     "strips_bom": strips_bom,
+    "drops_newer_first": drops_newer_first,
     "rereads_after_mutation": rereads_after_mutation,
     "raw_closing_tag": raw_closing_tag,
 }

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -36,17 +37,15 @@ raw_strings = st.lists(
 
 
 def both(function: Callable[[Any], Any], value: Any) -> tuple[object, object]:
-    """(accelerated, pure) outcomes of ``function(value)``: a result or the error type."""
+    """(accelerated, pure) outcomes of ``function(value)``: a result or the error."""
     outcomes = []
     for fast in (_jsfast, None):
         saved = jsstr._FAST
         jsstr._FAST = fast
         try:
             outcomes.append(function(value))
-        except ValueError:  # orjson's and binascii's errors are ValueErrors too
-            outcomes.append(ValueError)
-        except TypeError:
-            outcomes.append(TypeError)
+        except (ValueError, TypeError) as exc:  # the same error, word for word (D-207)
+            outcomes.append((type(exc), str(exc)))
         finally:
             jsstr._FAST = saved
     return outcomes[0], outcomes[1]
@@ -244,3 +243,173 @@ class _Str(str):
 @example({"a": _nested(64)})
 def test_plain_agrees(value: object) -> None:
     assert _jsfast.plain(value) == jsstr._plain(value, 0)
+
+
+# --- hostile arguments: each C function checks what it is given (D-207) --------------------
+
+
+def outcome(function: Callable[..., Any], *args: Any) -> tuple[object, object]:
+    """A result, or the error's type and message: errors must agree word for word."""
+    try:
+        return ("ok", function(*args))
+    except Exception as exc:  # the error is the outcome compared
+        return (type(exc), str(exc))
+
+
+def on_path(fast: bool, function: Callable[..., Any], *args: Any) -> tuple[object, object]:
+    saved, jsstr._FAST = jsstr._FAST, (_jsfast if fast else None)
+    try:
+        return outcome(function, *args)
+    finally:
+        jsstr._FAST = saved
+
+
+class _Index:
+    def __index__(self) -> int:
+        return 3
+
+
+class _Hostile(str):
+    """A str subclass whose methods lie: both paths read its str value, never these."""
+
+    def encode(self, *args: Any, **kwargs: Any) -> bytes:  # type: ignore[override]
+        return b"lie"
+
+    def isascii(self) -> bool:
+        return True
+
+    def find(self, *args: Any, **kwargs: Any) -> int:  # type: ignore[override]
+        return 99
+
+    def __len__(self) -> int:
+        return 0
+
+    def __str__(self) -> str:
+        return "lie"
+
+
+#: (C function, its twin in jsstr): the twin is what every caller calls.
+TWINS: list[tuple[str, Callable[..., Any]]] = [
+    ("utf8_length", jsstr.utf8_length),
+    ("canonical_length", jsstr.canonical_utf8_length),
+    ("quote_base64url", jsstr.quote_base64url),
+    ("unquote_base64url", jsstr.unquote_base64url),
+]
+WRONG_TYPES = [None, 1, True, 1.5, b"abc", bytearray(b"abc"), ["abc"], memoryview(b"abc"), _Index()]
+
+
+@needs_extension
+@pytest.mark.parametrize("bad", WRONG_TYPES, ids=lambda v: type(v).__name__)
+@pytest.mark.parametrize(("name", "twin"), TWINS, ids=[name for name, _ in TWINS])
+def test_a_wrong_type_is_the_same_type_error_on_both_paths(
+    name: str, twin: Callable[..., Any], bad: object
+) -> None:
+    expected = (TypeError, f"{name}() needs a str, not {type(bad).__name__}")
+    assert outcome(getattr(_jsfast, name), bad) == expected  # the C function itself
+    assert on_path(True, twin, bad) == on_path(False, twin, bad) == expected
+
+
+@needs_extension
+@pytest.mark.parametrize("bad", WRONG_TYPES, ids=lambda v: type(v).__name__)
+def test_the_surrogate_scan_refuses_a_wrong_type(bad: object) -> None:
+    assert outcome(_jsfast.surrogates, bad) == (
+        TypeError,
+        f"surrogates() needs a str, not {type(bad).__name__}",
+    )
+    for twin in (jsstr.canonical, jsstr.has_surrogate):
+        assert on_path(True, twin, bad) == on_path(False, twin, bad)
+        assert on_path(False, twin, bad)[0] is TypeError
+
+
+@needs_extension
+@pytest.mark.parametrize("value", ["abc", "é\ud800", "😀\ud83d\ude00x" * 50, "IiI", "Ilx1ZDgwMCI"])
+def test_a_str_subclass_is_read_as_its_str_value(value: str) -> None:
+    hostile = _Hostile(value)
+    for name, twin in TWINS:
+        exact = on_path(False, twin, value)
+        assert outcome(getattr(_jsfast, name), hostile) == outcome(getattr(_jsfast, name), value)
+        assert on_path(True, twin, hostile) == on_path(False, twin, hostile) == exact
+    assert _jsfast.surrogates(hostile) == _jsfast.surrogates(value)
+    for twin in (jsstr.canonical, jsstr.has_surrogate):
+        assert on_path(True, twin, hostile) == on_path(False, twin, hostile) == outcome(twin, value)
+    needle = _Hostile("\ud83d\ude00x")
+    assert outcome(_jsfast.find, hostile, needle, 0, None) == ("ok", value.find("\ud83d\ude00x"))
+    assert _jsfast.plain(hostile) is jsstr._plain(hostile, 0) is False
+
+
+#: Start and end indexes around every edge: negative, past the text, beyond 64 bits.
+_INDEXES = [0, 1, 299, 300, 301, 2**31, 2**63, 2**70, -1, -(2**70), True, _Index()]
+_BAD_INDEXES = [1.0, "1", b"1", [1]]
+
+
+@needs_extension
+@pytest.mark.parametrize("start", _INDEXES + _BAD_INDEXES, ids=repr)
+@pytest.mark.parametrize("end", [None, *_INDEXES, *_BAD_INDEXES], ids=repr)
+def test_find_ranges_agree_on_every_edge(start: Any, end: Any) -> None:
+    text = ("ab" * 149) + "xy"  # 300 units: long enough for the vectorised search
+    for needle in ("xy", "b", "", "abx", "yz" * 200):
+        c_call = outcome(_jsfast.find, text, needle, start, end)
+        accelerated = on_path(True, jsstr.find, text, needle, start, end)
+        pure = on_path(False, jsstr.find, text, needle, start, end)
+        assert c_call == accelerated == pure, (needle, start, end)
+        index = [start, end]
+        if all(i is None or isinstance(i, int | _Index) for i in index):
+            lo, hi = (i if i is None else int(i.__index__()) for i in index)
+            if lo >= 0 and (hi is None or hi >= 0):
+                assert pure == ("ok", text.find(needle, lo, hi))
+        if isinstance(start, int) and start < 0 and not isinstance(start, bool):
+            assert pure == (ValueError, "find() needs 0 <= start and 0 <= end")
+        if type(start) in (float, str, bytes, list):
+            message = f"find() needs integer start and end, not {type(start).__name__}"
+            assert pure == (TypeError, message)
+
+
+@needs_extension
+@pytest.mark.parametrize(
+    "args",
+    [(), ("a",), ("a", "b", 0, 1, 2), (1, "b"), ("a", None), ("a", b"b")],
+    ids=repr,
+)
+def test_find_refuses_the_wrong_arguments(args: tuple[object, ...]) -> None:
+    fast = outcome(_jsfast.find, *args)
+    assert fast[0] is TypeError
+    if 2 <= len(args) <= 4:
+        assert on_path(False, jsstr.find, *args) == fast
+
+
+@needs_extension
+@pytest.mark.parametrize(
+    "value",
+    [_Hostile("x"), {"a": _Hostile("x")}, {_Hostile("a"): 1}, [object()], {1: 2}, 10**30, 1.5],
+    ids=repr,
+)
+def test_plain_reads_only_exact_types(value: object) -> None:
+    assert _jsfast.plain(value) is jsstr._plain(value, 0) is False
+
+
+@needs_extension
+def test_long_strings_of_every_width_agree() -> None:
+    """A megabyte or so per storage width: no scan reads past its string (the sanitizer
+    job, tools/sanitize.sh, runs this under AddressSanitizer)."""
+    for unit in ("a", "é", "界", "😀", "\ud800", "\ud83d\ude00"):
+        text = unit * (1 << 16) + "xy"
+        for name, twin in TWINS[:3]:
+            assert on_path(True, twin, text) == on_path(False, twin, text), (name, unit)
+
+
+#: The accelerator's whole surface (D-207, D-208): pure functions of strings.
+PURE_FUNCTIONS = frozenset(
+    {"surrogates", "utf8_length", "canonical_length", "find", "plain"}
+    | {"quote_base64url", "unquote_base64url"}
+)
+
+
+@needs_extension
+def test_the_extension_exports_only_pure_string_functions() -> None:
+    """No transport code in model/: the request and reply loops (answer, take) are gone,
+    and nothing else but the pure functions is exported."""
+    exported = {name for name in dir(_jsfast) if not name.startswith("_")}
+    assert exported == PURE_FUNCTIONS
+    stub = (Path(jsstr.__file__).parent / "_jsfast.pyi").read_text(encoding="utf-8")
+    declared = {line.split("(")[0][4:] for line in stub.splitlines() if line.startswith("def ")}
+    assert declared == PURE_FUNCTIONS

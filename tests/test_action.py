@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -98,11 +99,17 @@ def test_every_step_uses_bash_or_a_pinned_action_and_reports_are_uploaded_always
 
 
 def test_a_failing_run_still_writes_the_summary(tmp_path: Path) -> None:
+    """Also: ``args`` splits like a shell without expansion (a quoted -k expression stays
+    one word; a glob stays a glob even where a file matches it), ``require`` reaches the
+    run (D-178)."""
+    (tmp_path / "SER-001-a-file").write_text("")  # bash would expand SER-001* to this
     ran, summary = run_action(
         tmp_path,
         {
             "adapter": "python:fauxmplementations:unescaped_lt",
-            "args": "--hypothesis-profile quick --requirement SER-001",
+            "args": "--hypothesis-profile quick --requirement SER-001* "
+            '-k "not no_such_test and not other_test"',
+            "require": "serialization, uri",
             "report-dir": "out",
         },
     )
@@ -110,15 +117,25 @@ def test_a_failing_run_still_writes_the_summary(tmp_path: Path) -> None:
     assert summary.startswith("## dsh-conformance: faux: unescaped")
     assert "| SER-001 | seed | MUST | ❌ fail |" in summary
     assert (tmp_path / "out" / "report.html").is_file()
+    from dsh_conformance.record import load_record
+
+    header = load_record(tmp_path / "out" / "record.jsonl").header
+    assert header["filters"]["requirements"] == ["SER-001*"]
+    assert header["filters"]["keyword"] == "not no_such_test and not other_test"
+    assert header["gate"]["require"] == ["serialization", "uri"]
 
 
 def test_an_adapter_that_cannot_start_gets_a_summary_without_reports(tmp_path: Path) -> None:
-    ran, summary = run_action(
-        tmp_path, {"adapter": "python:no_such_module_here:factory", "report-dir": "out"}
-    )
+    dies = "subprocess:" + shlex.join([sys.executable, "-c", "raise SystemExit(3)"])
+    ran, summary = run_action(tmp_path, {"adapter": dies, "report-dir": "out"})
     assert ran == [("Run the conformance suite", 70), ("Write the step summary", 0)]
     assert "## dsh-conformance: no report" in summary
     assert "exit code 70" in summary
+    ran, summary = run_action(
+        tmp_path, {"adapter": "python:no_such_module_here:factory", "report-dir": "out2"}
+    )
+    assert ran == [("Run the conformance suite", 78), ("Write the step summary", 0)]
+    assert "exit code 78" in summary
 
 
 def test_the_readme_snippets_write_the_summary_after_a_failing_run_too() -> None:

@@ -24,6 +24,7 @@ RUNS = {
     "reworded_warning": ("--requirement", "ENV-0[01]*", "--capability", "prepare"),
     "own_retention": ("--capability", "retention"),
     "other_config_code": ("--requirement", "PREP-003", "--requirement", "PREP-012"),
+    "other_notice_wording": ("--capability", "retention"),
 }
 
 

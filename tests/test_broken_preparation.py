@@ -65,6 +65,11 @@ def _bom(impl: Implementation) -> None:
     )
 
 
+def _drop_order(impl: Implementation) -> None:
+    for label in ("s", ""):
+        test_retention.test_older_messages_are_dropped_first(impl, label)
+
+
 def _hostile(impl: Implementation) -> None:
     test_prepare.test_upstream_hostile_source_text_stays_data(impl)
 
@@ -76,6 +81,7 @@ CASES: dict[str, Case] = {
     "over_dropping": _drop_then_slice,
     "never_slices": _drop_then_slice,
     "strips_bom": _bom,
+    "drops_newer_first": _drop_order,
     "rereads_after_mutation": _isolation,
     "raw_closing_tag": _hostile,
 }

@@ -17,6 +17,9 @@ from harness_cli import cli, complete, fake, outcomes, run_argv, run_record
 
 #: A small, fast slice of the suite: the URI requirements.
 SLICE = ("--requirement", "URI-*")
+#: The same with the ``quick`` profile: a fault at the Nth call is the same fault with ten
+#: examples a test as with sixty, at a sixth of the calls (CI time, issue 23).
+QUICK_SLICE = (*SLICE, "--hypothesis-profile", "quick")
 ESC = "\x1b"
 
 
@@ -46,7 +49,7 @@ def test_a_fault_costs_exactly_one_test(
     done, record = run_record(
         tmp_path,
         fake(fault, state=tmp_path / "state.json"),
-        *SLICE,
+        *QUICK_SLICE,
         "--timeout",
         timeout,
         env={"DSH_ADAPTER_MAX_REPLY_BYTES": "100000"},
@@ -67,7 +70,7 @@ def test_a_fault_costs_exactly_one_test(
 
 def test_stderr_floods_do_not_block(tmp_path: Path) -> None:
     done, record = run_record(
-        tmp_path, fake("flood-stderr=3000000@3", "flood-stderr=100000@10+"), *SLICE
+        tmp_path, fake("flood-stderr=3000000@3", "flood-stderr=100000@10+"), *QUICK_SLICE
     )
     complete(record)
     assert outcomes(record) == {"pass": len(record.tests)}
@@ -78,7 +81,7 @@ def test_escape_sequences_never_reach_the_terminal_or_reports(tmp_path: Path) ->
     done, record = run_record(
         tmp_path,
         fake("ansi:uri.encode@1", "garbage@9", state=tmp_path / "s.json"),
-        *SLICE,
+        *QUICK_SLICE,
         "--timeout",
         "5",
     )
@@ -99,7 +102,7 @@ def test_a_crash_loop_exhausts_the_restart_budget_and_still_records_everything(
 ) -> None:
     started = time.monotonic()
     done, record = run_record(
-        tmp_path, fake("crash@2+"), *SLICE, env={"DSH_ADAPTER_RESTART_BUDGET": "3"}
+        tmp_path, fake("crash@2+"), *QUICK_SLICE, env={"DSH_ADAPTER_RESTART_BUDGET": "3"}
     )
     complete(record)
     assert outcomes(record) == {"crash": len(record.tests)} or set(outcomes(record)) <= {
@@ -177,3 +180,10 @@ def test_a_fault_inside_a_hypothesis_test_is_named_not_flaky(
         assert word in victim.longrepr
     for wrapper in ("Flaky", "ExceptionGroup"):
         assert wrapper not in victim.message
+    # the request in flight is recorded, and named at the head of the message (D-180)
+    import json
+
+    request = json.loads(victim.request)
+    assert request["op"] == "uri.encode"
+    assert isinstance(request["args"]["sessionId"], str)
+    assert victim.message.startswith(f"{outcome} (request in flight: {{")

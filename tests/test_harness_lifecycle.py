@@ -161,6 +161,10 @@ def test_an_interrupted_run_ends_promptly_and_says_so(tmp_path: Path, signum: in
     assert 3 <= len(record.tests) < record.header["selected"]
     assert "timeout" not in outcomes(record)  # the abandoned test is not recorded
     assert (tmp_path / "out" / "report.md").exists()  # reports of what ran
+    from test_harness_honest import assert_reports_say
+
+    assert_reports_say(tmp_path / "out", "interrupted")  # ...that say so at the top
+    assert record.footer["exit_status"] == 130  # what the command exited with
     assert_nothing_left(marker)
     from test_harness_cli_errors import invoke
 

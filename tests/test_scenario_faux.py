@@ -18,7 +18,11 @@ from harness_cli import complete, run_record
 
 from dsh_conformance.reporting.summary import requirement_rows
 
-ONLY = ("--capability", "scenario", "--hypothesis-profile", "quick")
+#: The ownership tests only: tests/test_scenario_observed_kits.py covers the others.
+ONLY = (
+    "--capability", "scenario", "--hypothesis-profile", "quick",
+    "-k", "not test_scenario_observed and not test_scenario_partial",
+)  # fmt: skip
 #: Requirement ids the scenario tests check, minus the reference-identity one (INBOX-031).
 OWNERSHIP = {
     "INBOX-010", "INBOX-011", "INBOX-013", "INBOX-020", "INBOX-021",

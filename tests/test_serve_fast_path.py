@@ -1,11 +1,13 @@
-"""The protocol's plain-line fast paths against their general paths.
+"""Both ends of the protocol, accelerated and pure, byte for byte.
 
-The served model's batch loop (adapters/serve.py, ``_jsfast.answer``) stands in for
-``handle_line`` on lines orjson reads and writes exactly; every line it takes must get the
-reply byte for byte that the general path gives, including lines it must hand off
-(lone-surrogate escapes, integers beyond 64 bits, floats, garbage) and replies it must not
-write itself (lone surrogates, floats).  The harness's batch writer (``wire.encode_all``)
-and reply loop (``_jsfast.take``) are held to ``wire.encode`` and the full reply check.
+The transport has no fast path of its own (D-208): what the accelerator still changes on
+the wire is how lines are read (``wire.decode`` takes orjson's reading when
+``_jsfast.plain`` proves it exact) and written (``wire.encode``/``encode_all`` let orjson
+write plain values).  Every request line the served model answers, and every reply line
+the harness reads, must give the same bytes and the same outcome with ``jsstr._FAST``
+pointed at the extension and at ``None``, including lines the orjson reading must hand
+off (lone-surrogate escapes, integers beyond 64 bits, floats, garbage) and replies orjson
+must not write (lone surrogates, floats).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from hypothesis import strategies as st
 from dsh_conformance.adapters import heap, serve
 from dsh_conformance.adapters.reference import ReferenceAdapter
 from dsh_conformance.conformance.strategies import js_strings, json_values
-from dsh_conformance.model import jsstr, uri
+from dsh_conformance.model import jsstr
 
 sys.path.insert(0, str(Path(__file__).parent))
 from extension_kit import _jsfast, needs_extension
@@ -33,33 +35,31 @@ from extension_kit import _jsfast, needs_extension
 pytestmark = needs_extension
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _accelerated() -> Iterator[None]:
-    """The fast paths on, even under DSH_CONFORMANCE_PURE=1 (which turns them off)."""
-    saved, jsstr._FAST = jsstr._FAST, _jsfast
-    yield
-    jsstr._FAST = saved
+@contextlib.contextmanager
+def _path(fast: bool) -> Iterator[None]:
+    """The accelerated path (even under DSH_CONFORMANCE_PURE=1), or the pure one."""
+    saved, jsstr._FAST = jsstr._FAST, (_jsfast if fast else None)
+    try:
+        yield
+    finally:
+        jsstr._FAST = saved
 
 
 OPS = ("uri.encode", "uri.decode", "mention.parse", "mention.format", "json.tagSafe", "no.such")
 
 
-def _servers() -> tuple[serve.Server, serve.Server]:
-    fast = serve.Server(ReferenceAdapter(), stdout=io.BytesIO())
-    general = serve.Server(ReferenceAdapter(), stdout=io.BytesIO())
-    general._batched = False
-    assert fast._batched, "the accelerator is built: the batch loop must be on"
-    return fast, general
+def _replies(lines: list[bytes], fast: bool) -> tuple[list[bytes], bool]:
+    """The served model's replies to *lines* (one read) on one path, and whether it runs on."""
+    with _path(fast):
+        server = serve.Server(ReferenceAdapter(), stdout=io.BytesIO())
+        server.handle_lines(lines)
+        return server.pending, server.running
 
 
-def _reply(server: serve.Server, line: bytes) -> bytes:
-    """The reply by ``handle_line``, checked equal to the one by ``handle_lines``."""
-    server.handle_line(line)
-    server.handle_lines([line])
-    one, batched = server.pending
-    server.pending.clear()
-    assert one == batched
-    return one
+def _same_on_both_paths(lines: list[bytes]) -> list[bytes]:
+    accelerated, pure = _replies(lines, True), _replies(lines, False)
+    assert accelerated == pure
+    return accelerated[0]
 
 
 ids = st.one_of(
@@ -96,10 +96,9 @@ def _spellings(message: object) -> list[bytes]:
 @example(True, "uri.encode", {"sessionId": "a"})  # no id: the general path words the error
 @example(1, "uri.decode", {"uri": "dsh-session:%"})  # a typed error
 @example(1, "json.tagSafe", {"value": {"a": [1.0, 1e21, -0.0]}})  # floats in the reply
-def test_fast_and_general_paths_reply_alike(id_: object, op: str, arguments: object) -> None:
-    fast, general = _servers()
+def test_both_paths_reply_alike(id_: object, op: str, arguments: object) -> None:
     for line in _spellings({"id": id_, "op": op, "args": arguments}):
-        assert _reply(fast, line) == _reply(general, line)
+        _same_on_both_paths([line])
 
 
 @pytest.mark.parametrize(
@@ -121,7 +120,7 @@ def test_fast_and_general_paths_reply_alike(id_: object, op: str, arguments: obj
         b'{"id":1,',
         b"\xff",
         b'{"id":1,"op":"uri.encode","args":{"id":NaN}}',
-        # near misses of the spelling _jsfast.answer reads without the outer object
+        # near misses of the spelling JSON.stringify writes
         b'{"id":01,"op":"uri.encode","args":{"sessionId":"a"}}',
         b'{"id":-1,"op":"uri.encode","args":{"sessionId":"a"}}',
         b'{"id":0,"op":"uri.encode","args":{"sessionId":"a"}}',
@@ -150,41 +149,19 @@ def test_fast_and_general_paths_reply_alike(id_: object, op: str, arguments: obj
         b'{"id":1,"op":"uri.encode","args":{"sessionId":"a"}',
     ],
 )
-def test_lines_the_fast_path_hands_off_get_the_general_answer(line: bytes) -> None:
-    fast, general = _servers()
-    assert _reply(fast, line) == _reply(general, line)
-    assert fast.running == general.running
+def test_lines_orjson_hands_off_get_the_same_answer(line: bytes) -> None:
+    assert len(_same_on_both_paths([line])) == 1  # one reply per line, whatever it holds
 
 
 @given(st.lists(st.tuples(ids, st.sampled_from((*OPS, "shutdown")), args), max_size=6))
-def test_a_chunk_of_lines_gets_the_general_replies_up_to_a_shutdown(
+def test_a_chunk_of_lines_gets_the_same_replies_up_to_a_shutdown(
     requests: list[tuple[object, str, object]],
 ) -> None:
-    fast, general = _servers()
     lines = [b"", b"  "] + [
         jsstr.stringify_bytes({"id": id_, "op": op, "args": arguments})
         for id_, op, arguments in requests
     ]
-    for server in (fast, general):
-        server.handle_lines(lines)
-    assert fast.pending == general.pending
-    assert fast.running == general.running
-
-
-def test_op_names_that_share_a_start_are_told_apart() -> None:
-    """The batch loop keeps the last op name it read (its hash is computed once)."""
-    fast, general = _servers()
-    ops = ("uri.encode", "uri", "uri.encodex", "uri.decode", "uri.encode", "uri.encode")
-    lines = [
-        jsstr.stringify_bytes({"id": id_, "op": op, "args": {"sessionId": "a", "uri": "x"}})
-        for id_, op in enumerate(ops)
-    ]
-    for server in (fast, general):
-        server.handle_lines(lines)
-    assert fast.pending == general.pending
-    encoded = uri.encode("a")
-    results = [orjson.loads(reply).get("result") for reply in fast.pending]
-    assert results == [encoded, None, None, None, encoded, encoded]
+    _same_on_both_paths(lines)
 
 
 @pytest.mark.parametrize(
@@ -196,11 +173,11 @@ def test_op_names_that_share_a_start_are_told_apart() -> None:
         ({"s": "\udc00"}, b'{"s":"\\udc00"}'),  # orjson refuses
     ],
 )
-def test_replies_the_fast_path_cannot_write_and_one_call_per_line(
-    result: object, spelled: bytes
+@pytest.mark.parametrize("fast", [True, False], ids=["accelerated", "pure"])
+def test_replies_orjson_cannot_write_are_spelled_as_json_stringify_does(
+    result: object, spelled: bytes, fast: bool
 ) -> None:
-    """The general encoder writes them; handing the line off after the call instead would
-    run a stateful operation twice."""
+    """The exact encoder writes them, once per call."""
     calls: list[str] = []
 
     class Counting(ReferenceAdapter):
@@ -208,10 +185,11 @@ def test_replies_the_fast_path_cannot_write_and_one_call_per_line(
             calls.append(op)
             return result
 
-    server = serve.Server(Counting(), stdout=io.BytesIO())
-    reply = _reply(server, b'{"id":7,"op":"any.op","args":{}}')  # the line, served twice
-    assert calls == ["any.op", "any.op"]
-    assert reply == b'{"id":7,"result":' + spelled + b"}\n"
+    with _path(fast):
+        server = serve.Server(Counting(), stdout=io.BytesIO())
+        server.handle_lines([b'{"id":7,"op":"any.op","args":{}}'])
+    assert calls == ["any.op"]
+    assert server.pending == [b'{"id":7,"result":' + spelled + b"}\n"]
 
 
 def test_keep_heap_raises_the_trim_threshold_where_glibc_is() -> None:
@@ -232,12 +210,15 @@ def test_the_harness_writes_a_batch_as_wire_encode_does(
 
     batch = [(op, {"id": id_, "op": op, "args": arguments}) for id_, op, arguments in requests]
     messages = [message for _, message in batch]
-    assert wire.encode_all(messages) == [wire.encode(message) for message in messages]
+    with _path(True):
+        fast = wire.encode_all(messages)
+    with _path(False):
+        assert fast == wire.encode_all(messages) == [wire.encode(m) for m in messages]
 
 
-# --- the harness's reply loop (_jsfast.take) ---------------------------------------------
+# --- the harness's reply loop ---------------------------------------------------------------
 
-#: Near misses of the reply spelling ``_jsfast.take`` reads without the outer object.
+#: Near misses of the reply spelling JSON.stringify writes.
 _NEAR_REPLIES: dict[str, bytes] = {
     "spaced": b'{"id": %d, "result": "x"}',
     "trailing-space": b'{"id":%d,"result":"x"} ',
@@ -298,18 +279,6 @@ def _reply_line(kind: str, id_: int, value: object) -> bytes | tuple[str, bytes]
     return wire.encode(shapes[kind]).rstrip(b"\n")  # type: ignore[arg-type]
 
 
-class WithoutTake:
-    """The accelerator with every function but ``take``."""
-
-    def __init__(self, fast: object) -> None:
-        self.fast = fast
-
-    def __getattr__(self, name: str) -> object:
-        if name == "take":
-            raise AttributeError(name)
-        return getattr(self.fast, name)
-
-
 def _exchange_outcome(lines: list[bytes | tuple[str, bytes]], fast: bool) -> object:
     from collections import deque
 
@@ -321,6 +290,9 @@ def _exchange_outcome(lines: list[bytes | tuple[str, bytes]], fast: bool) -> obj
             self.lines: deque[bytes | tuple[str, bytes]] = deque(lines)
             self.stderr_chunks = 0
 
+        def drain_stderr(self) -> bool:
+            return True
+
         def send(self, data: bytes) -> None:
             pass
 
@@ -330,23 +302,19 @@ def _exchange_outcome(lines: list[bytes | tuple[str, bytes]], fast: bool) -> obj
     adapter = transport.SubprocessAdapter(["unused"], name="fake")
     adapter._check_no_stray_reply = lambda *_: None  # type: ignore[method-assign]
     adapter._process = Process()  # type: ignore[assignment]
-    saved = jsstr._FAST
-    if not fast:  # the accelerator without take: the reply loop's general path
-        jsstr._FAST = WithoutTake(saved)  # type: ignore[assignment]
     batch = [("op", {"id": id_, "op": "op", "args": {}}) for id_ in range(1, len(lines) + 1)]
     try:
-        out = adapter._exchange(batch, 1.0, results=True)
+        with _path(fast):
+            out = adapter._exchange(batch, 1.0, results=True)
     except AdapterFault as exc:
-        return ("fault", exc.kind, exc.message)
-    finally:
-        jsstr._FAST = saved
+        return ("fault", exc.kind, exc.message, exc.code)
     return [
         (r.code, r.message) if isinstance(r, ImplementationError) else ("ok", repr(r)) for r in out
     ]
 
 
 @pytest.mark.parametrize("kind", sorted(_NEAR_REPLIES))
-def test_near_misses_of_the_common_reply_get_the_general_answer(kind: str) -> None:
+def test_near_misses_of_the_common_reply_get_the_same_answer(kind: str) -> None:
     lines = [_reply_line(k, id_, "v") for id_, k in enumerate(("result", kind, "result"), 1)]
     assert _exchange_outcome(lines, fast=True) == _exchange_outcome(lines, fast=False)
 
@@ -357,7 +325,7 @@ def test_near_misses_of_the_common_reply_get_the_general_answer(kind: str) -> No
 @example([("lone-surrogate", None), ("float-id", None), ("extra-key", None)])
 @example([("result", None), ("huge-int", None)])
 @example([("result", 1.0), ("float-id", 1)])
-def test_the_harness_reads_replies_as_its_general_path_does(
+def test_the_harness_reads_replies_alike_on_both_paths(
     replies: list[tuple[str, object]],
 ) -> None:
     lines = [_reply_line(kind, id_, value) for id_, (kind, value) in enumerate(replies, 1)]

@@ -88,36 +88,63 @@ def test_the_release_profile_passes_without_a_manifest() -> None:
 @pytest.mark.usefixtures("needs_upstream")
 def test_removing_an_entry_fails_the_run(tmp_path: Path) -> None:
     manifest = manifest_without(URI_ENTRY, tmp_path)
-    # URI-005 is a profile requirement: only a gate on the profile fails the run (D-161)
+    # URI-005 is a profile requirement: only a gate on the profile fails the run (D-161).
+    # One run; the profile gate re-judges its record (the same outcomes, no second Node run).
+    out = tmp_path / "out"
     args = ("--expectations", str(manifest), "--requirement", "URI-005")
-    assert run_cli(*args).returncode == 0
-    done = run_cli(*args, "--fail-on", "profile")
+    assert run_cli(*args, "--report-dir", str(out)).returncode == 0
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dsh_conformance.cli",
+            "summary",
+            str(out / "record.jsonl"),
+            "--fail-on",
+            "profile",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 1, done.stderr[-2000:]
 
 
 @pytest.mark.usefixtures("needs_upstream")
-def test_a_stale_entry_fails_the_run(tmp_path: Path) -> None:
+def test_a_stale_entry_and_an_entry_for_a_passing_test_fail_the_run(tmp_path: Path) -> None:
+    """Both in one run (each is an expectation problem, and any one fails the run)."""
     stale = (
         '\n[[expect]]\nid = "conformance/test_uri.py::test_that_does_not_exist"\n'
         'status = "xfail"\nreason = "URI-005: stale on purpose"\n'
     )
-    manifest = tmp_path / "upstream.toml"
-    manifest.write_text(MANIFEST.read_text(encoding="utf-8") + stale, encoding="utf-8")
-    done = run_cli("--expectations", str(manifest), "--requirement", "URI-005")
-    assert done.returncode == 1, done.stderr[-2000:]
-    assert "stale" in done.stdout + done.stderr
-
-
-@pytest.mark.usefixtures("needs_upstream")
-def test_an_entry_for_a_passing_test_fails_the_run(tmp_path: Path) -> None:
     passing = (
         '\n[[expect]]\nid = "conformance/test_uri.py::test_every_js_string_round_trips"\n'
         'status = "xfail"\nreason = "URI-002: passes, so this entry is wrong"\n'
     )
     manifest = tmp_path / "upstream.toml"
-    manifest.write_text(MANIFEST.read_text(encoding="utf-8") + passing, encoding="utf-8")
-    done = run_cli("--expectations", str(manifest), "--requirement", "URI-002")
+    manifest.write_text(MANIFEST.read_text(encoding="utf-8") + stale + passing, encoding="utf-8")
+    out = tmp_path / "out"
+    done = run_cli(
+        "--expectations",
+        str(manifest),
+        "-r",
+        "URI-005",
+        "-r",
+        "URI-002",
+        "--report-dir",
+        str(out),
+    )
     assert done.returncode == 1, done.stderr[-2000:]
+    assert "stale" in done.stdout + done.stderr
+    from dsh_conformance.record import load_record
+
+    record = load_record(out / "record.jsonl")
+    assert {(p["id"], p["kind"]) for p in record.expectation_problems} == {
+        ("conformance/test_uri.py::test_that_does_not_exist", "stale")
+    }
+    passing_id = "conformance/test_uri.py::test_every_js_string_round_trips"
+    assert str(record.by_nodeid()[passing_id].outcome) == "xpass"
 
 
 def test_every_entry_names_a_requirement_and_a_cause() -> None:

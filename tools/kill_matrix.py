@@ -32,12 +32,18 @@ def _cell(ids: list[str]) -> str:
     return ", ".join(ids) if ids else "—"
 
 
+def _percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "n/a"
+
+
 def render_md(results: list[dict[str, Any]]) -> str:
     """The matrix as Markdown: one row per member, then the tests that killed each."""
     killed = sum(r["killed"] for r in results)
     on_target = sum(r["killed"] and r["on_target"] for r in results)
     gaps = [r for r in results if r["gap"]]
     strict = sum(not r["unexpected"] for r in results)
+    seed_members = [r for r in results if r["seed_kills"]]
+    seed_hits = sum(r["seed_on_target"] for r in seed_members)
     lines = [
         "# Kill matrix",
         "",
@@ -48,28 +54,38 @@ def render_md(results: list[dict[str, Any]]) -> str:
         "`python tools/kill_matrix.py`.",
         "",
         f"**Killed: {killed}/{len(results)}. Killed and blamed on their own requirement "
-        f"ids: {on_target}/{len(results)}. Blamed on nothing else: {strict}/{len(results)}.**",
+        f"ids: {on_target}/{len(results)}. Blamed on nothing else: {strict}/{len(results)}. "
+        f"Seed verdict fails on the broken sentence's own id: {seed_hits}/{len(seed_members)} "
+        f"({_percent(seed_hits, len(seed_members))}).**",
         "",
         "- *kills*: the requirement ids the defect breaks; each must have status `fail`.",
         "- *killed*: `yes` = every *kills* id failed; `partly` = the run failed, but not on "
         "all of them; `no` = the suite passed the member.",
+        "- *seed verdict fails on the broken sentence's own id*: for a member that breaks a "
+        "MUST sentence of a note (its *kills* that are seed MUSTs), `yes` when the seed "
+        "verdict fails on every one of them by that id (issue 25); `—` for a member that "
+        "breaks only decisions (the profile verdict's concern).",
         "- *collateral*: other failing ids. Unmarked ones the defect really breaks too "
         "(the member's `collateral_ok`, or REF-* identity with the reference model); † marks "
         "ids blamed only because a test still blames every id it cites or checks more than "
         "one rule at once (issue 10 converts them; `tests/zoo/pending.py` lists them per "
         "member, and the zoo test fails on any collateral not listed there).",
         "",
-        "| area | member | defect | kills | killed | collateral |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| area | member | defect | kills | killed "
+        "| seed verdict fails on the broken sentence's own id | collateral |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in results:
         verdict = (
             "yes" if r["killed"] and r["on_target"] else ("partly" if r["killed"] else "**no**")
         )
         collateral = [c + ("†" if c in r["unexpected"] else "") for c in r["collateral"]]
+        seed = "—"
+        if r["seed_kills"]:
+            seed = ("yes" if r["seed_on_target"] else "**no**") + f" ({_cell(r['seed_kills'])})"
         lines.append(
             f"| {r['area']} | `{r['member'].split(':')[1]}` | {r['invariant']} | "
-            f"{_cell(r['kills'])} | {verdict} | {_cell(collateral)} |"
+            f"{_cell(r['kills'])} | {verdict} | {seed} | {_cell(collateral)} |"
         )
     if gaps:
         lines += ["", "## Known gaps", ""]
@@ -109,7 +125,8 @@ def main(argv: list[str]) -> int:
     results = run_zoo(keys, workers=options.workers)
     seconds = time.perf_counter() - started
     for r in results:
-        mark = "ok " if r["killed"] and r["on_target"] and not r["unexpected"] else "BAD"
+        good = r["killed"] and r["on_target"] and not r["unexpected"]
+        mark = "ok " if good and (r["seed_on_target"] or not r["seed_kills"]) else "BAD"
         print(
             f"{mark} {r['member']:<40} {r['seconds']:>5}s kills={r['kills']} "
             f"missed={r['missed']} unexpected={r['unexpected']} indep={r['independent']}"
@@ -127,13 +144,16 @@ def main(argv: list[str]) -> int:
             "members": len(results),
             "killed": sum(r["killed"] for r in results),
             "killed_on_target": killed,
+            "seed_members": sum(bool(r["seed_kills"]) for r in results),
+            "seed_verdict_on_target": sum(r["seed_on_target"] for r in results),
             "results": [{k: v for k, v in r.items() if k != "seconds"} for r in results],
         }
         (REPORTS / "kill-matrix.json").write_text(json.dumps(data, indent=2) + "\n", "utf-8")
         (REPORTS / "kill-matrix.md").write_text(render_md(results), "utf-8")
     if options.update_pending:
         write_pending(results)
-    return 0 if killed == len(results) else 1
+    seed_ok = all(r["seed_on_target"] for r in results if r["seed_kills"])
+    return 0 if killed == len(results) and seed_ok else 1
 
 
 def write_pending(results: list[dict[str, Any]]) -> None:

@@ -69,7 +69,7 @@ def _retain(state: State, args: Mapping[str, Any]) -> dict[str, Any]:
     return {"data": result.data, "stats": result.stats.to_json()}
 
 
-@op("retention.truncate", "retention")
+@op("retention.truncate", "retention.truncate")
 def _truncate(state: State, args: Mapping[str, Any]) -> dict[str, Any]:
     text = _arg(args, "text")
     max_bytes = _arg(args, "maxBytes")

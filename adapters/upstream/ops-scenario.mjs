@@ -10,7 +10,7 @@
 
 import { op, resetIds, errorReply } from './core.mjs'
 import { SR } from './ops-uri.mjs'
-import { toSeedLog } from './translate.mjs'
+import { appendTranslated, atTime, headerMeta, toSeedLog } from './translate.mjs'
 
 const { Context } = await import('@deepseek-ai/cordis')
 const { default: SessionStore } = await import('@deepseek-ai/dsh-session')
@@ -41,7 +41,7 @@ function isObject(value) {
   return value !== null && typeof value === 'object' && !Array.isArray(value)
 }
 
-const ACTIONS = new Set(['send', 'steer', 'inject', 'cancel', 'dispose'])
+const ACTIONS = new Set(['send', 'steer', 'inject', 'cancel', 'dispose', 'prepare'])
 const TRIGGERS = ['submit', 'request', 'toolCall', 'turnEnd', 'idle']
 
 /** The trigger key of a step: 'start' or e.g. 'request:2'. Throws for a malformed one. */
@@ -95,6 +95,9 @@ function validate(script) {
       || (reply.error !== undefined && kinds.length > 1)) {
       throw invalid(`/replies/${i}`, 'a reply is text, toolCalls, error or hang')
     }
+    if (reply.partial !== undefined && (typeof reply.partial !== 'string' || (reply.hang === undefined && reply.error === undefined))) {
+      throw invalid(`/replies/${i}/partial`, 'partial is a string beside hang or error')
+    }
     if (reply.toolCalls !== undefined) {
       if (!Array.isArray(reply.toolCalls) || reply.toolCalls.length === 0) throw invalid(`/replies/${i}/toolCalls`, 'tool calls must be a non-empty array')
       for (const [j, call] of reply.toolCalls.entries()) {
@@ -112,9 +115,21 @@ function validate(script) {
   for (const [i, step] of script.steps.entries()) {
     const pointer = `/steps/${i}`
     if (!isObject(step) || !ACTIONS.has(step.do)) throw invalid(pointer, `unknown action ${JSON.stringify(step?.do)}`)
+    if (step.prepared !== undefined) {
+      const k = step.prepared
+      if (!['send', 'steer'].includes(step.do) || !Number.isSafeInteger(k) || k < 0 || k >= i || script.steps[k]?.do !== 'prepare') {
+        throw invalid(`${pointer}/prepared`, 'no earlier prepare step')
+      }
+    }
+    if (step.do === 'prepare') {
+      if (!Array.isArray(step.references)) throw invalid(pointer, 'prepare needs references')
+      if (step.content === undefined && typeof step.text !== 'string') throw invalid(pointer, 'prepare needs content or text')
+      const on = step.on ?? 'start'
+      if (on !== 'start' && !(isObject(on) && on.idle !== undefined)) throw invalid(`${pointer}/on`, 'prepare runs on start or idle')
+    }
     if (['send', 'steer', 'inject'].includes(step.do)) {
       messages += 1
-      if (step.content === undefined && typeof step.text !== 'string') throw invalid(pointer, `${step.do} needs content or text`)
+      if (step.content === undefined && typeof step.text !== 'string' && step.prepared === undefined) throw invalid(pointer, `${step.do} needs content or text`)
       if (step.do === 'inject' && step.contexts !== undefined) throw invalid(`${pointer}/contexts`, 'an inject takes no contexts')
     }
     keys.push(triggerKey(step.on, `${pointer}/on`))
@@ -151,8 +166,14 @@ class ScenarioModel extends LlmAdapter {
     const { signal } = options
     this.count += 1
     const n = this.count
-    await this.onRequest(n, options)
     const reply = this.replies[n - 1]
+    if (typeof reply?.partial === 'string') {
+      // An unfinished stream: a text block opened and streamed, never ended.  The request's
+      // steps run once the loop has pulled the partial text (a cancel lands mid-stream).
+      yield { type: 'block-start', index: 0, blockType: 'text' }
+      yield { type: 'text-delta', index: 0, text: reply.partial }
+    }
+    await this.onRequest(n, options)
     if (reply === undefined) {
       throw new LlmError(`model request ${n} has no scripted reply`, 'DSH_AGENT_SCRIPT_EXHAUSTED')
     }
@@ -186,8 +207,34 @@ class ScenarioModel extends LlmAdapter {
   }
 }
 
+/** {"$hostile": KIND} markers as the native values JSON cannot carry (D-68). */
+function hostile(kind) {
+  switch (kind) {
+    case 'NaN': return NaN
+    case 'Infinity': return Infinity
+    case '-Infinity': return -Infinity
+    case '-0': return -0
+    case 'undefined': return undefined
+    case 'cycle': { const loop = []; loop.push(loop); return loop }
+    case 'non-string-key': return new Map([[1, 'one']])
+    case 'bigint': return 2n ** 64n
+    case 'function': return () => undefined
+    default: throw invalid('', `unknown hostile value ${JSON.stringify(kind)}`)
+  }
+}
+
+function decode(value) {
+  if (Array.isArray(value)) return value.map(decode)
+  if (isObject(value)) {
+    const keys = Object.keys(value)
+    if (keys.length === 1 && keys[0] === '$hostile') return hostile(value.$hostile)
+    return Object.fromEntries(keys.map(k => [k, decode(value[k])]))
+  }
+  return value
+}
+
 function content(step) {
-  return step.content !== undefined ? step.content : [{ type: 'text', text: step.text }]
+  return step.content !== undefined ? decode(step.content) : [{ type: 'text', text: step.text }]
 }
 
 /**
@@ -205,7 +252,13 @@ op('scenario.run', 'scenario', async script => {
   await ctx.plugin(ExactReadQueryEngine)
   for (const plugin of [LlmRuntime, SystemPrompt, ToolRuntime, AgentRegistry]) await ctx.plugin(plugin)
   await ctx.plugin(AgentLoop, { agents: [] })
-  await ctx.plugin(SR.SessionReferenceResolver, {})
+  const store = ctx.get('sessions')
+  for (const [id, log] of Object.entries(isObject(script.sessions) ? script.sessions : {})) {
+    // other sessions the host's store holds, readable by prepare steps
+    const header = isObject(log?.header) ? log.header : {}
+    const session = atTime(0, () => store.create(id, { meta: headerMeta(header) }))
+    appendTranslated(session, id, log?.events)
+  }
 
   const byKey = new Map()
   for (const [i, key] of keys.entries()) {
@@ -221,27 +274,41 @@ op('scenario.run', 'scenario', async script => {
   let disposal
 
   const logLength = () => toSeedLog(agent.session.events, script.agent.id).length
-  const act = (step) => {
+  const act = (given) => {
+    let step = given
     switch (step.do) {
       case 'send':
       case 'steer': {
+        if (step.prepared !== undefined) {
+          const earlier = outcomes[step.prepared]
+          if (earlier.prepared === undefined) {
+            throw new ScenarioError('DSH_SCENARIO_UNREACHABLE', `/steps/${script.steps.indexOf(step)}/prepared`, 'that preparation gave no result')
+          }
+          step = { ...step, content: earlier.prepared.content }
+          if (earlier.prepared.contexts.length > 0) step.contexts = earlier.prepared.contexts
+        }
         if (step.contexts !== undefined) {
           throw unsupported(`/steps/${script.steps.indexOf(step)}/contexts`, 'the release has no SendOptions.contexts (D-149)')
         }
-        const message = createUserMessage({ content: content(step), source: step.source ?? { kind: 'user' } })
-        if (step.do === 'send') agent.followup(message)
-        else agent.steer(message)
+        const message = createUserMessage({ content: content(step), source: step.source === undefined ? { kind: 'user' } : decode(step.source) })
+        acting = step.do === 'steer' && agent.status === 'running' ? 'steering' : 'queued'
+        try {
+          if (step.do === 'send') agent.followup(message)
+          else agent.steer(message)
+        } finally {
+          acting = undefined
+        }
         return
       }
       case 'inject': {
         if (step.meta !== undefined) {
           throw unsupported(`/steps/${script.steps.indexOf(step)}/meta`, 'the release\'s inject takes a UserMessage only; it has no model-hidden meta (D-149)')
         }
-        agent.inject(createUserMessage({ content: content(step), source: step.source ?? { kind: 'user' } }))
+        agent.inject(createUserMessage({ content: content(step), source: step.source === undefined ? { kind: 'user' } : decode(step.source) }))
         return
       }
       case 'cancel':
-        agent.cancel(step.cause ?? { kind: 'user' })
+        agent.cancel(step.cause === undefined ? { kind: 'user' } : decode(step.cause))
         return
       case 'dispose':
         if (disposal === undefined) {
@@ -252,20 +319,48 @@ op('scenario.run', 'scenario', async script => {
         return
     }
   }
-  /** Run the steps bound to `key`, synchronously, in script order. */
+  /** The host's prepare(): the release's resolver on the live store (agent's session included). */
+  const prepare = async (step) => {
+    // The host's resolver, on its own Context over the same store: the agent's loop is
+    // left without the session-reference plugin, so it sees only what the host sends.
+    const hostCtx = new Context()
+    hostCtx.provide('sessionQuery', ctx.get('sessionQuery'))
+    await hostCtx.plugin(SR.SessionReferenceResolver, {})
+    const resolver = hostCtx.get('sessionReferenceResolver')
+    const target = typeof step.target === 'string' ? step.target : script.agent.id
+    const result = await resolver.prepare({ id: target, session: { id: target, header: {} } }, content(step), step.references)
+    const contexts = result.additionalContext === undefined
+      ? []
+      : [{ source: result.additionalContext.source, content: result.additionalContext.content }]
+    return JSON.parse(JSON.stringify({ content: result.content, contexts }))
+  }
+  /** Run the steps bound to `key` in script order; prepare steps (start and idle only) are awaited. */
   const fire = (key) => {
     const indexes = byKey.get(key) ?? []
     byKey.delete(key)
+    let chain
     for (const i of indexes) {
-      const outcome = { fired: true, status: disposed ? 'disposed' : agent.status, logLength: logLength() }
-      try {
-        act(script.steps[i])
-      } catch (error) {
-        const { code, message } = errorReply(error, {})
-        outcome.error = { code, message }
+      const run = () => {
+        const outcome = { fired: true, status: disposed ? 'disposed' : agent.status, logLength: logLength() }
+        outcomes[i] = outcome
+        const fail = (error) => {
+          const { code, message } = errorReply(error, {})
+          outcome.error = { code, message }
+        }
+        if (script.steps[i].do === 'prepare') {
+          return prepare(script.steps[i]).then(prepared => { outcome.prepared = prepared }, fail)
+        }
+        try {
+          act(script.steps[i])
+        } catch (error) {
+          fail(error)
+        }
+        return undefined
       }
-      outcomes[i] = outcome
+      if (chain !== undefined) chain = chain.then(run)
+      else chain = run()
     }
+    return chain
   }
 
   const model = new ScenarioModel(replies, async (n, request) => {
@@ -289,6 +384,18 @@ op('scenario.run', 'scenario', async script => {
       },
     }))
   }
+  // agent/queued has no release counterpart; agent/inbox/inserted is what a host observes of
+  // an inbox insertion (the release's inject goes through the inbox too). Its records carry
+  // no contexts: the release has none (D-149).
+  const queued = []
+  let acting
+  ctx.on('agent/inbox/inserted', (...args) => {
+    const payload = args.find(a => isObject(a) && isObject(a.message)) ?? {}
+    const message = payload.message ?? {}
+    queued.push(JSON.parse(JSON.stringify({
+      content: message.content, source: message.source, contexts: [], steering: acting === 'steering',
+    })))
+  })
   ctx.on('session/event', (session, event) => {
     // The feed runs inside the append's publication boundary, where the release refuses a
     // nested append (every host action appends); the steps run on the next microtask.
@@ -304,12 +411,12 @@ op('scenario.run', 'scenario', async script => {
     if (!disposed) await agent.whenIdle()
     await Promise.all(pending)
   }
-  fire('start')
+  await fire('start')
   const idles = keys.filter(k => k.startsWith('idle:')).map(k => Number(k.slice(5)))
   const last = idles.length > 0 ? Math.max(...idles) : 0
   for (let k = 1; k <= last; k += 1) {
     await settle()
-    fire(`idle:${k}`)
+    await fire(`idle:${k}`)
   }
   await settle()
   const events = agent.session.events
@@ -320,5 +427,6 @@ op('scenario.run', 'scenario', async script => {
     log: { header, events: toSeedLog(events, script.agent.id) },
     steps: outcomes,
     status: disposed ? 'disposed' : 'idle',
+    queued,
   }
 })

@@ -5,7 +5,9 @@ from a URL, so a committed ``reports/badge-<run>.json`` (tools/make_reports.py) 
 ``badge.json`` a run writes into ``--report-dir`` becomes a README badge.  The message
 counts MUST requirements that pass; the colour says whether the run passed: green when
 every MUST passes, yellow when the run passed with known gaps (xfail or unsupported
-through a manifest, or capabilities not declared), red when it failed.
+through a manifest, or capabilities not declared), red when it failed.  A run that did
+not finish, tested nothing applicable or lacks a required capability is red and says so
+(D-175), whatever its tests say.
 
 The endpoint format has no tooltip field (shields.io rejects unknown keys), so the tooltip
 is the Markdown image title: ``badge.md`` (``markdown``) carries the implementation and the
@@ -26,14 +28,21 @@ def badge(report: Mapping[str, Any]) -> dict[str, Any]:
     musts = [r for r in report.get("requirements", []) if r.get("level") == "MUST"]
     passing = sum(r.get("status") == "pass" for r in musts)
     totals = report.get("totals", {}) or {}
+    problems = report.get("problems") or []
     failed = (
-        bool(report.get("truncated"))
+        bool(problems)
+        or bool(report.get("truncated"))
         or bool(report.get("expectation_problems"))
         or any(totals.get(str(outcome)) for outcome in FAILING)
     )
     profile = str(report.get("header", {}).get("spec_profile", "seed"))
     label = "dsh-conformance" + ("" if profile == "seed" else f" ({profile})")
-    if report.get("truncated"):
+    if problems:
+        from dsh_conformance.reporting.summary import PROBLEM_WORDS
+
+        code = str(problems[0].get("code"))
+        message, color = PROBLEM_WORDS.get(code, code), "red"
+    elif report.get("truncated"):
         message, color = "incomplete run", "red"
     else:
         message = f"{passing}/{len(musts)} MUST"

@@ -15,7 +15,8 @@ Imported by every conformance module: it imports nothing heavy.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping
+import hashlib
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final
 
@@ -33,8 +34,10 @@ class CheckFailure(AssertionError):
 
 
 def _show(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= SHOWN else text[: SHOWN - 1] + "…"
+    """A value as JSON, what crossed the wire (a ``repr`` only for what JSON cannot hold)."""
+    from dsh_conformance.reporting.escape import show_value
+
+    return show_value(value, SHOWN)
 
 
 def _context(inputs: Mapping[str, object]) -> str:
@@ -102,7 +105,7 @@ def expect_equal(
     __tracebackhide__ = True  # pytest shows the failing test line, not this helper
     if actual != expected:
         headline = f"{what} differs from what the requirement demands"
-        shown_expected, shown_actual = repr(expected), repr(actual)
+        shown_expected, shown_actual = _show(expected), _show(actual)
         if len(shown_expected) + len(shown_actual) <= 160:
             headline = f"{what}: expected {shown_expected}, got {shown_actual}"
         raise fail(
@@ -148,3 +151,63 @@ def expect_error(
         expected=expected,
         returned=result,
     )
+
+
+def every(*checks: Callable[[], object]) -> None:
+    """Run every one of *checks* (each a check of its own requirement), then fail with all
+    that failed: one requirement's failure never hides another's (issue 25).  A single
+    failure is raised as it is; several as one ExceptionGroup, whose members keep their
+    own blame."""
+    __tracebackhide__ = True  # pytest shows the failing test line, not this helper
+    failures: list[Exception] = []
+    for one in checks:
+        try:
+            one()
+        except Exception as exc:
+            failures.append(exc)
+    if len(failures) == 1:
+        raise failures[0]
+    if failures:
+        raise ExceptionGroup("several checks failed", failures)
+
+
+# --- reviews: the meaning of natural-language text (issue 25, D-199) ----------------------
+
+#: Reviews requested by the running test, taken by the harness when it ends.
+_REVIEWS: list[dict[str, Any]] = []
+
+
+def text_sha256(text: str) -> str:
+    """The sha256 a host's review names: of the text's UTF-8 bytes (a lone surrogate as
+    its three WTF-8 bytes, so no two texts share a digest)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def review(requirement: str, text: str, hints: Sequence[str] = ()) -> None:
+    """Ask a person whether *text* says what *requirement*'s sentence of a note asks (D-199).
+
+    A program cannot decide what a sentence means, so this never passes or fails: the
+    report shows *text* beside the sentence (its clause, else its quote, from the
+    catalog) with *hints* (what a keyword reading missed), and the host's manifest
+    records a review of exactly this text (its sha256).
+    """
+    from dsh_conformance.spec import load_catalog
+
+    req = load_catalog().requirements[requirement]
+    sentence = str(getattr(req, "clause", "") or req.quote)
+    item = {
+        "requirement": requirement,
+        "sha256": text_sha256(text),
+        "text": text,
+        "sentence": sentence,
+        "hints": list(hints),
+    }
+    if item not in _REVIEWS:
+        _REVIEWS.append(item)
+
+
+def take_reviews() -> list[dict[str, Any]]:
+    """The reviews requested since the last call (the harness calls it per test)."""
+    taken = list(_REVIEWS)
+    _REVIEWS.clear()
+    return taken

@@ -18,6 +18,7 @@ import click
 
 from dsh_conformance.errors import (
     EX_CANTCREAT,
+    EX_CONFIG,
     EX_FAILURES,
     EX_INCOMPLETE,
     EX_INTERRUPTED,
@@ -259,6 +260,18 @@ def _write_reports(record_path: Path, report_dir: Path) -> list[Path]:
 @click.option("-k", "keyword", default="", help="pytest -k expression on test names")
 @click.option("--capability", "-c", multiple=True, help="only tests needing this capability")
 @click.option(
+    "--require",
+    "require",
+    multiple=True,
+    metavar="CAP",
+    help="fail the run unless the implementation declares capability CAP (repeatable)",
+)
+@click.option(
+    "--allow-empty",
+    is_flag=True,
+    help="pass a run in which no applicable test ran (default: it fails with exit 5)",
+)
+@click.option(
     "--hypothesis-profile",
     type=click.Choice(["quick", "dev", "ci", "thorough"]),
     default=None,
@@ -324,6 +337,8 @@ def run(
     requirement: Sequence[str],
     keyword: str,
     capability: Sequence[str],
+    require: Sequence[str],
+    allow_empty: bool,
     hypothesis_profile: str | None,
     seed: int | None,
     spec_profile: str,
@@ -345,8 +360,10 @@ def run(
     The seed verdict holds the implementation to what the notes say; the profile verdict
     to this project's decisions and the reference model's bytes.  Exits 0 when the
     verdicts selected by --fail-on pass, 1 when one fails (or an expectation is stale or
-    unexpectedly passes), 70 when the adapter cannot start, 130 when interrupted (the
-    reports of what ran are still written; --resume goes on).
+    unexpectedly passes, or a --require capability is not declared), 3 when the run was
+    aborted (a worker died), 5 when no applicable test ran, 70 when the adapter cannot
+    start, 78 for a bad adapter name, requirement id or capability, 130 when interrupted
+    (the reports of what ran are still written, and say so at the top; --resume goes on).
     """
     from dsh_conformance import runner, runplan
     from dsh_conformance.adapters.expectations import builtin_manifest
@@ -368,9 +385,12 @@ def run(
         requirement = requirement or plan.requirements
         capability = capability or plan.capabilities
         keyword = keyword or plan.keyword
+        require = require or plan.require
+        allow_empty = allow_empty or plan.allow_empty
         if expectations is None and plan.expectations and not no_expectations:
             expectations = plan.expectations
         earlier = runplan.private_copy(earlier)
+    runplan.check_selection(adapter, requirement, capability, require)
     if report_dir is not None:
         runplan.check_writable_dir(report_dir, "--report-dir")
     if write_expectations is not None:
@@ -392,6 +412,8 @@ def run(
         timeout=timeout,
         validate=validate,
         exitfirst=exitfirst,
+        require=require,
+        allow_empty=allow_empty,
         extra=runplan.extra_args(earlier, last_failed is not None, workers),
     )
     with tempfile.TemporaryDirectory(prefix="dsh-record-") as tmp:
@@ -416,16 +438,25 @@ def _finish_run(
     fail_on: str = "seed",
 ) -> None:
     from dsh_conformance import signals
-    from dsh_conformance.record import load_record
-    from dsh_conformance.reporting.summary import run_failed
+    from dsh_conformance.record import load_record, settle_exit_status
+    from dsh_conformance.reporting.summary import run_exit_status, run_problems
 
-    if signals.received() is not None:
-        _finish_interrupted(signals.received() or "", record_path, report_dir, fmt, out, err)
-    if status == EX_SOFTWARE or not record_path.exists():
+    received = signals.received()
+    if received is not None and not record_path.exists():
+        _fail(
+            "interrupted",
+            f"the run was interrupted by {received} before any test ran",
+            status=EX_INTERRUPTED,
+        )
+    if received is None and (status in (EX_SOFTWARE, EX_CONFIG) or not record_path.exists()):
         reason = ""
         if record_path.exists():
             footer = load_record(record_path).footer or {}
             reason = str(footer.get("reason", ""))
+            settle_exit_status(record_path, EX_CONFIG if status == EX_CONFIG else EX_SOFTWARE)
+        if status == EX_CONFIG:
+            what, _, hint = reason.removeprefix("[DSH_INVALID_ARGUMENT] ").partition(" (hint: ")
+            _fail("DSH_INVALID_ARGUMENT", what, hint.removesuffix(")"))
         if status == 5:
             _fail(
                 "nothing-selected",
@@ -439,46 +470,32 @@ def _finish_run(
             "try `dsh-conformance smoke --adapter …` to diagnose the adapter",
             EX_SOFTWARE,
         )
-    if status in (2, 3, 4):
+    if received is None and status in (2, 3, 4):
         _fail(
             "run-aborted",
             f"pytest stopped with status {status} (see messages above)",
             status=EX_SOFTWARE if status == 3 else 2,
         )
     record = load_record(record_path)
+    code = run_exit_status(record, fail_on)
+    if received is not None and code in (0, EX_FAILURES):
+        code = EX_INTERRUPTED  # a signal after the last test: still not a clean run
+    settle_exit_status(record_path, code)  # the footer says what the command exits with
+    record = load_record(record_path)
     _print_record(record, fmt, out)
     if report_dir is not None:
         for path in _write_reports(record_path, report_dir):
             err.print(f"[dim]wrote {path}[/dim]")
         err.print(f"[dim]wrote {record_path}[/dim]")
-    if run_failed(record, fail_on):
-        sys.exit(EX_FAILURES)
-
-
-def _finish_interrupted(
-    signal_name: str,
-    record_path: Path,
-    report_dir: Path | None,
-    fmt: str,
-    out: Any,
-    err: Any,
-) -> None:
-    """After Ctrl-C (or SIGTERM): print and write the reports of what ran, exit 130."""
-    from dsh_conformance.record import load_record
-
-    hint = ""
-    if record_path.exists():
-        record = load_record(record_path)
-        _print_record(record, fmt, out)
-        if report_dir is not None:
-            for path in _write_reports(record_path, report_dir):
-                err.print(f"[dim]wrote {path}[/dim]")
-            err.print(f"[dim]wrote {record_path}[/dim]")
+    for problem in run_problems(record):
+        hint = problem.hint
+        if problem.exit_status in (EX_INTERRUPTED, EX_INCOMPLETE) and report_dir is not None:
             hint = f"continue with: dsh-conformance run --resume {record_path}"
-        ran = f" after {len(record.tests)} of {record.header.get('selected', '?')} tests"
-    else:
-        ran = " before any test ran"
-    _fail("interrupted", f"the run was interrupted by {signal_name}{ran}", hint, EX_INTERRUPTED)
+        _print_error(problem.code, problem.message, hint)
+    if received is not None and not run_problems(record):
+        _print_error("interrupted", f"the run was interrupted by {received}")
+    if code:
+        sys.exit(code)
 
 
 def _print_record(record: Any, fmt: str, out: Any) -> None:
@@ -516,13 +533,18 @@ def summary(record: str, fmt: str, allow_incomplete: bool, fail_on: str) -> None
     """Summarise a run record (a file, or - for stdin); exit 1 if a --fail-on verdict
     failed, 3 if the run did not complete."""
     from dsh_conformance.record import load_record
-    from dsh_conformance.reporting.summary import run_failed
+    from dsh_conformance.reporting.summary import run_failed, run_problems
 
     out, _ = _consoles()
     loaded = load_record(record)
     _print_record(loaded, fmt, out)
     judged = _require_complete([loaded], allow_incomplete)
-    if run_failed(judged[0], fail_on):
+    problems = run_problems(judged[0], incomplete_ok=allow_incomplete)
+    for problem in problems:
+        _print_error(problem.code, problem.message, problem.hint)
+    if problems:
+        sys.exit(problems[0].exit_status)
+    if run_failed(judged[0], fail_on, incomplete_ok=allow_incomplete):
         sys.exit(EX_FAILURES)
 
 
@@ -673,6 +695,13 @@ def spec(requirement_id: str | None, spec_profile: str) -> None:
 
     out, _ = _consoles()
     catalog = load_catalog()
+    req = catalog.requirements.get(requirement_id.upper()) if requirement_id else None
+    if requirement_id is not None and req is None:  # before the slow collection
+        _fail(
+            "unknown-requirement",
+            f"no requirement {requirement_id!r}",
+            "run `dsh-conformance spec` to list them",
+        )
     tests = collect(spec_profile)
     if requirement_id is None:
         table = Table(title=f"requirements ({spec_profile} profile)")
@@ -684,14 +713,7 @@ def spec(requirement_id: str | None, spec_profile: str) -> None:
                 table.add_row(listed.id, listed.level, str(count), listed.title)
         out.print(table)
         return
-    req = catalog.requirements.get(requirement_id.upper())
     if req is None:
-        _fail(
-            "unknown-requirement",
-            f"no requirement {requirement_id!r}",
-            "run `dsh-conformance spec` to list them",
-            2,
-        )
         return
     from rich.markup import escape
 

@@ -11,8 +11,8 @@ from typing import Final
 EX_OK: Final = 0
 EX_FAILURES: Final = 1  # the implementation does not conform (or expectations are off)
 EX_USAGE: Final = 2
-EX_INCOMPLETE: Final = 3  # summary/diff: the record is not of a complete run
-EX_NOTHING: Final = 5  # no test matched the selection
+EX_INCOMPLETE: Final = 3  # the run (or the record) did not finish: aborted, truncated
+EX_NOTHING: Final = 5  # no test matched the selection, or none applicable ran (D-175)
 EX_DATAERR: Final = 65  # a record or manifest is malformed
 EX_NOINPUT: Final = 66  # a record or manifest file does not exist
 EX_SOFTWARE: Final = 70  # the adapter is broken (handshake, smoke)
@@ -25,13 +25,25 @@ EXIT_STATUSES: Final = (
     (EX_OK, "success: the run is complete and conforms (summary, diff: no failure)"),
     (EX_FAILURES, "failures, unexpected passes or stale expectations; diff: new failures"),
     (EX_USAGE, "usage: an unknown option or a bad option value"),
-    (EX_INCOMPLETE, "summary/diff: the record is truncated, interrupted, stopped or aborted"),
-    (EX_NOTHING, "run: no test matched the selection"),
+    (
+        EX_INCOMPLETE,
+        "the run was aborted (a worker died) or truncated; summary/diff: the record is "
+        "truncated, interrupted, stopped or aborted",
+    ),
+    (
+        EX_NOTHING,
+        "run: no test matched the selection, or none of those that did was applicable "
+        "(all unsupported); summary: such a record",
+    ),
     (EX_DATAERR, "a record or manifest is unreadable: not UTF-8, not JSON, not the schema"),
     (EX_NOINPUT, "a record or manifest file does not exist"),
     (EX_SOFTWARE, "the adapter cannot start or handshake, or fails smoke"),
     (EX_CANTCREAT, "an output (--report-dir, --write-expectations, -o) cannot be written"),
-    (EX_CONFIG, "configuration: an unknown adapter or requirement, a bad adapter name"),
+    (
+        EX_CONFIG,
+        "configuration: an unknown or malformed adapter name, a -r that matches no "
+        "requirement id, an unknown capability (-c, --require); checked before any collection",
+    ),
     (EX_INTERRUPTED, "interrupted by a signal (Ctrl-C, SIGTERM, SIGHUP); reports of what ran"),
 )
 

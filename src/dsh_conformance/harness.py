@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from attrs import define, field, frozen
 
-from dsh_conformance.errors import EX_FAILURES, EX_SOFTWARE, HarnessError
+from dsh_conformance.errors import EX_CONFIG, EX_FAILURES, EX_SOFTWARE, HarnessError
 from dsh_conformance.guard import FaultGuard
 from dsh_conformance.outcomes import (
     APPLICABLE,
@@ -40,7 +40,10 @@ if TYPE_CHECKING:
 GUARD_KEY = pytest.StashKey[FaultGuard]()
 #: Longest failure text kept in the record per test.
 LONGREPR_LIMIT = 8000
-MESSAGE_LIMIT = 500
+#: Longest message kept in the record per test (reports show it whole: D-179).
+MESSAGE_LIMIT = 4000
+#: Longest JSON of the request in flight shown in a message (the record keeps it whole).
+REQUEST_SHOWN = 1000
 
 
 @frozen
@@ -61,6 +64,7 @@ class _Progress:
     longrepr: str = ""
     duration: float = 0.0
     blame: tuple[str, ...] = ()
+    request: str = ""
 
 
 @define
@@ -72,7 +76,9 @@ class _EntryStats:
 
 def stable_test_id(item: pytest.Item, root: Path) -> str:
     """``conformance/<file>::<name>[<param>]``, the same wherever the suite is installed."""
-    path = Path(str(item.path)).resolve()
+    from dsh_conformance.pytest_plugin import resolved
+
+    path = resolved(str(item.path))
     try:
         rel = path.relative_to(root).as_posix()
     except ValueError:
@@ -124,6 +130,8 @@ class HarnessPlugin:
     carried: dict[str, TestResult] = field(factory=dict)
     #: ``--dsh-last-failed``: the only test ids to run.
     rerun: set[str] | None = None
+    #: Hypothesis settings to put back when a test finishes (``_without_shrinking``).
+    restore: dict[str, tuple[Any, Any]] = field(factory=dict)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         from dsh_conformance import signals
@@ -235,7 +243,9 @@ class HarnessPlugin:
 
     @staticmethod
     def _covers_package(items: Sequence[pytest.Item], root: Path) -> bool:
-        files = {Path(str(item.path)).resolve() for item in items}
+        from dsh_conformance.pytest_plugin import resolved
+
+        files = {resolved(str(item.path)) for item in items}
         return all(path.resolve() in files for path in root.rglob("test_*.py"))
 
     def _load_manifest(self, requirements: Any) -> Manifest | None:
@@ -290,9 +300,12 @@ class HarnessPlugin:
                 self.writer.close()
                 self.writer = None
             self.meta.clear()
-            pytest.exit(
+            from dsh_conformance.model.errors import DshError, ErrorCode
+
+            bad_name = isinstance(exc, DshError) and exc.code == ErrorCode.INVALID_ARGUMENT
+            pytest.exit(  # a factory that cannot make an adapter from its name: config (78)
                 f"[adapter-unavailable] cannot start {adapter_name!r}: {reason}",
-                returncode=EX_SOFTWARE,
+                returncode=EX_CONFIG if bad_name else EX_SOFTWARE,
             )
         if self.writer is not None:
             handshake = impl.handshake
@@ -337,6 +350,10 @@ class HarnessPlugin:
                 "capabilities": list(self.config.getoption("dsh_capability") or ()),
                 "keyword": self.config.getoption("keyword", "") or "",
             },
+            "gate": {
+                "require": sorted({str(c) for c in self.config.getoption("dsh_require") or ()}),
+                "allow_empty": bool(self.config.getoption("dsh_allow_empty", False)),
+            },
             "selected": len(self.meta) + len(self.carried),
             **self._lineage(),
             "started": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -368,9 +385,28 @@ class HarnessPlugin:
         if guard is not None:
             guard.begin_test()
         self.progress[item.nodeid] = _Progress()
+        from dsh_conformance.checks import take_reviews
+
+        take_reviews()  # nothing left over from an unrecorded test is this test's
         entry = meta.entry
         if entry is not None and entry.status == "unsupported":
             pytest.skip(f"unsupported: {entry.reason} (expectation {entry.id})")
+        if entry is not None and entry.status == "xfail":
+            self._without_shrinking(item)
+
+    def _without_shrinking(self, item: pytest.Item) -> None:
+        """A failure the manifest expects needs a failing example, not the smallest one
+        (D-183): Hypothesis skips shrinking it (most of a known divergence's time: minutes
+        on the published release), restored when the test finishes."""
+        test: Any = getattr(item, "obj", None)
+        current = getattr(test, "_hypothesis_internal_use_settings", None)
+        if current is None or not getattr(test, "is_hypothesis_test", False):
+            return
+        from hypothesis import Phase, settings
+
+        phases = tuple(p for p in current.phases if p not in (Phase.shrink, Phase.explain))
+        self.restore[item.nodeid] = (test, current)
+        test._hypothesis_internal_use_settings = settings(current, phases=phases)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -419,6 +455,13 @@ class HarnessPlugin:
             broke = fault_of(exc, fault) if exc is not None else None
             if broke is not None:  # exit status and stderr tail, not "FlakyFailure"
                 text = f"{broke.kind}: {broke.message}"
+                request = guard.fault_request if guard is not None else None
+                if request is not None:  # the input that broke it (D-180)
+                    from dsh_conformance.reporting.escape import json_text, show_value
+
+                    state.request = json_text(request)
+                    shown = show_value(request, REQUEST_SHOWN)
+                    text = f"{broke.kind} (request in flight: {shown}): {broke.message}"
                 state.message = _short(text, MESSAGE_LIMIT)
                 state.longrepr = _short(f"{text}\n\n{state.longrepr}", LONGREPR_LIMIT)
         entry = meta.entry
@@ -493,6 +536,9 @@ class HarnessPlugin:
             state.duration += report.duration
 
     def pytest_runtest_logfinish(self, nodeid: str, location: tuple[str, int, str]) -> None:
+        if nodeid in self.restore:
+            test, current = self.restore.pop(nodeid)
+            test._hypothesis_internal_use_settings = current
         meta = self.meta.get(nodeid)
         state = self.progress.pop(nodeid, None)
         if meta is None or state is None:
@@ -516,10 +562,25 @@ class HarnessPlugin:
             expectation=entry.id if entry is not None else "",
             longrepr=state.longrepr if outcome in FAILING or state.detail else "",
             blame=state.blame if outcome in FAILING or state.detail else (),
+            request=state.request if outcome in FAILING or state.detail else "",
+            reviews=self._reviews(),
         )
         self.results.append(result)
         if self.writer is not None:
             self.writer.test(result)
+
+    def _reviews(self) -> tuple[dict[str, Any], ...]:
+        """The reviews the test asked for (checks.review, D-199), each with the host's
+        review from the manifest when one names the same requirement and text sha256."""
+        from dsh_conformance.checks import take_reviews
+
+        out = []
+        for item in take_reviews():
+            found = None
+            if self.manifest is not None:
+                found = self.manifest.review_of(item["requirement"], item["sha256"])
+            out.append({**item, "review": found.to_json()} if found is not None else item)
+        return tuple(out)
 
     # --- the end --------------------------------------------------------------------------
 

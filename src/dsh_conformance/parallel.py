@@ -132,10 +132,13 @@ class ControllerPlugin:
             cut = [name for name, record in records if record.ending != "complete"]
             if cut:
                 name = cut[0]
-                ending = {
-                    "status": "aborted",
-                    "reason": f"worker {name} ended {dict(records)[name].ending_text}",
-                }
+                part = dict(records)[name]
+                how = (
+                    "died mid-run (killed or crashed: its record part has no footer)"
+                    if part.truncated
+                    else f"ended {part.ending_text}"
+                )
+                ending = {"status": "aborted", "reason": f"worker {name} {how}"}
         header = {k: v for k, v in records[0][1].header.items() if k not in ("type", "format")}
         header.pop("format_version", None)
         writer = RecordWriter(self.record)

@@ -79,6 +79,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run only tests needing this capability (repeatable)",
     )
     group.addoption(
+        "--dsh-require",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="fail the run unless the implementation declares this capability (repeatable)",
+    )
+    group.addoption(
+        "--dsh-allow-empty",
+        action="store_true",
+        default=False,
+        help="let a run in which no applicable test ran pass (default: it fails, D-175)",
+    )
+    group.addoption(
         "--dsh-timeout",
         type=float,
         default=None,
@@ -148,8 +161,15 @@ def conformance_root() -> Path:
     return Path(pkg.__file__).resolve().parent
 
 
+@cache
+def resolved(path: str) -> Path:
+    """``Path(path).resolve()``, once per path: a collection asks for each of ~500 items
+    several times, and resolving is a syscall per component."""
+    return Path(path).resolve()
+
+
 def is_conformance_item(item: pytest.Item) -> bool:
-    return conformance_root() in Path(str(item.path)).resolve().parents
+    return conformance_root() in resolved(str(item.path)).parents
 
 
 def requirement_ids(item: pytest.Item) -> list[str]:

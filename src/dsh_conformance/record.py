@@ -29,6 +29,10 @@ def _tuple(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(items)
 
 
+def _maps(items: Iterable[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
+    return tuple(items)
+
+
 @frozen
 class TestResult:
     """One finished test."""
@@ -48,6 +52,11 @@ class TestResult:
     longrepr: str = ""
     #: The requirements a failing test blames (its failed checks, D-160), else empty.
     blame: tuple[str, ...] = field(default=(), converter=_tuple)
+    #: JSON of the request in flight at an adapter crash or timeout (D-180), else empty.
+    request: str = ""
+    #: Reviews the test asked for (checks.review, D-199): requirement, sha256, text,
+    #: sentence, hints, and ``review`` ({by, why}) when the host's manifest records one.
+    reviews: tuple[Mapping[str, Any], ...] = field(default=(), converter=_maps)
 
     @property
     def failed(self) -> bool:
@@ -77,6 +86,10 @@ class TestResult:
                 data[key] = getattr(self, key)
         if self.blame:
             data["blame"] = list(self.blame)
+        if self.request:
+            data["request"] = jsstr.parse(self.request)
+        if self.reviews:
+            data["reviews"] = [dict(r) for r in self.reviews]
         return data
 
     @classmethod
@@ -92,7 +105,17 @@ class TestResult:
             expectation=str(data.get("expectation", "")),
             longrepr=str(data.get("longrepr", "")),
             blame=[str(r) for r in data.get("blame", [])],
+            request=_request_text(data.get("request")),
+            reviews=[dict(r) for r in data.get("reviews", [])],
         )
+
+
+def _request_text(request: Any) -> str:
+    if request is None:
+        return ""
+    from dsh_conformance.reporting.escape import json_text
+
+    return json_text(request)
 
 
 @frozen
@@ -266,6 +289,28 @@ def check_line(data: Any, where: str) -> dict[str, Any]:
     return data
 
 
+def settle_exit_status(path: Path, status: int) -> None:
+    """Make the footer of the record at *path* say the exit status the command really
+    ends with (D-176): the CLI judges the run after pytest wrote the footer."""
+    text = path.read_text(encoding="utf-8")
+    body, sep, last = text.rstrip("\n").rpartition("\n")
+    try:
+        footer = jsstr.parse(last)
+    except ValueError:
+        return
+    if not isinstance(footer, dict) or footer.get("type") != "footer":
+        return
+    if footer.get("exit_status") == status:
+        return
+    from dsh_conformance.reporting.escape import json_text
+
+    footer["exit_status"] = status
+    new = body + sep + json_text(footer) + "\n"
+    temporary = path.with_name(path.name + ".settle")
+    temporary.write_text(new, encoding="utf-8", newline="\n")
+    temporary.replace(path)
+
+
 def load_record(source: str | Path) -> RunRecord:
     """Read a run record; raise ``RecordError`` with a stable code when it is unusable.
 
@@ -298,7 +343,19 @@ def load_record(source: str | Path) -> RunRecord:
             raise RecordError("not-a-record", f"{source}: format is {data.get('format')!r}")
         line_data = check_line(data, f"{source}:{number}")
         kind = line_data["type"]
+        if kind != "header" and footer is not None:
+            raise RecordError(
+                "line-after-footer",
+                f"{source}:{number}: a {kind} line after the footer",
+                hint="one record per file: were two records concatenated?",
+            )
         if kind == "header":
+            if header is not None:
+                raise RecordError(
+                    "duplicate-header",
+                    f"{source}:{number}: a second header (a record has exactly one)",
+                    hint="one record per file: were two records concatenated?",
+                )
             header = line_data
         elif kind == "test":
             result = TestResult.from_json(line_data)

@@ -9,6 +9,7 @@ out as ``conformance/<file>::<test>`` on every install.
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import secrets
 import tempfile
@@ -51,6 +52,8 @@ class RunOptions:
     timeout: float | None = None
     validate: bool = False
     exitfirst: bool = False
+    require: tuple[str, ...] = field(default=(), converter=_strings)
+    allow_empty: bool = False
     extra: tuple[str, ...] = field(default=(), converter=_strings)
 
 
@@ -106,6 +109,10 @@ def pytest_args(options: RunOptions, record: Path, workdir: Path) -> list[str]:
         args.append("--dsh-validate")
     if options.exitfirst:
         args.append("-x")
+    for capability in options.require:
+        args += ["--dsh-require", capability]
+    if options.allow_empty:
+        args.append("--dsh-allow-empty")
     return args + list(options.extra)
 
 
@@ -121,12 +128,18 @@ def run(
 
     pytest_plugin.register_profiles()
     output = io.StringIO()
+    # What exists before the run (imports, earlier runs in this process) is not the run's
+    # garbage: frozen, pytest's collections at the end do not walk it again (it was ~1 s
+    # a run in a process that had run others).
+    gc.collect()
+    gc.freeze()
     try:
         with tempfile.TemporaryDirectory(prefix="dsh-run-") as tmp:
             args = pytest_args(options, record, Path(tmp))
             with contextlib.redirect_stdout(output):
                 return int(pytest.main(args, plugins=list(plugins)))
     finally:
+        gc.unfreeze()
         if log is not None:
             log.write_text(output.getvalue(), encoding="utf-8")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Set
+from collections.abc import Sequence, Set
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,9 @@ class Plan:
     capabilities: tuple[str, ...]
     keyword: str
     expectations: str | None
+    #: The header's gate (D-175): capabilities required, whether an empty run may pass.
+    require: tuple[str, ...] = ()
+    allow_empty: bool = False
 
     def override(
         self,
@@ -76,6 +79,7 @@ def from_record(path: Path, *, rerun_failed: bool) -> Plan:
     filters: dict[str, Any] = dict(header.get("filters") or {})
     seed = hypothesis.get("seed")
     profile = hypothesis.get("profile")
+    gate: dict[str, Any] = dict(header.get("gate") or {})
     return Plan(
         adapter=str((header.get("adapter") or {}).get("name") or "reference"),
         seed=int(str(seed)) if str(seed).isdigit() else None,
@@ -85,6 +89,8 @@ def from_record(path: Path, *, rerun_failed: bool) -> Plan:
         capabilities=tuple(str(c) for c in filters.get("capabilities") or ()),
         keyword=str(filters.get("keyword") or ""),
         expectations=str(header["expectations"]) if header.get("expectations") else None,
+        require=tuple(str(c) for c in gate.get("require") or ()),
+        allow_empty=bool(gate.get("allow_empty")),
     )
 
 
@@ -145,3 +151,41 @@ def private_copy(path: Path) -> Path:
     shutil.copyfile(path, name)
     atexit.register(lambda: Path(name).unlink(missing_ok=True))
     return Path(name)
+
+
+def check_selection(
+    adapter: str,
+    requirements: Sequence[str],
+    capabilities: Sequence[str],
+    require: Sequence[str],
+) -> None:
+    """Configuration errors before any collection (exit 78, D-177): a malformed or
+    unknown adapter name, a ``-r`` pattern no requirement id matches, an unknown
+    capability given to ``-c`` or ``--require``."""
+    import fnmatch
+
+    from dsh_conformance.adapters.contract import CAPABILITIES
+    from dsh_conformance.adapters.registry import check_name
+
+    check_name(adapter)
+    for option, names in (("--capability", capabilities), ("--require", require)):
+        unknown = [c for c in names if c not in CAPABILITIES]
+        if unknown:
+            raise HarnessError(
+                "unknown-capability",
+                f"{option} {', '.join(unknown)}: no such capability",
+                hint=f"capabilities: {', '.join(CAPABILITIES)}",
+                exit_status=EX_CONFIG,
+            )
+    if requirements:
+        from dsh_conformance.spec import load_catalog
+
+        ids = list(load_catalog().requirements)
+        unmatched = [p for p in requirements if not fnmatch.filter(ids, p)]
+        if unmatched:
+            raise HarnessError(
+                "unknown-requirement",
+                f"--requirement {', '.join(unmatched)}: matches no requirement id",
+                hint="run `dsh-conformance spec` to list them (globs: URI-*)",
+                exit_status=EX_CONFIG,
+            )

@@ -156,6 +156,19 @@ def smoke_checks(adapter_name: str, *, timeout: float = 10.0) -> list[Check]:
                 return Check("lone surrogate", "fail", f"came back as {back!r} (decision D-14)")
 
             checks.append(_attempt("lone surrogate", surrogate))
+            many = getattr(adapter, "call_many", None)
+            if many is not None:
+
+                def pipelined() -> Check:
+                    # Sent together, as the protocol allows (D-206): replies in request order.
+                    ids = [f"pipelined-{n}" for n in range(8)]
+                    got = many([("uri.encode", {"sessionId": sid}) for sid in ids])
+                    alone = [adapter.call("uri.encode", {"sessionId": sid}) for sid in ids]
+                    if got == alone:
+                        return Check("pipelining", "ok", f"{len(ids)} requests in flight")
+                    return Check("pipelining", "fail", "pipelined replies differ from lone ones")
+
+                checks.append(_attempt("pipelining", pipelined))
 
         def reset() -> Check:
             result = adapter.call("reset", {})

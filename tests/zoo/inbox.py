@@ -5,8 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from dsh_conformance.adapters.contract import ImplementationError
+from dsh_conformance.adapters.reference.agent_ops import decode_hostile, get_agent
 from dsh_conformance.model import agent as agent_module
+from dsh_conformance.model import inbox as inbox_module
 from dsh_conformance.model.agent import Agent
+from dsh_conformance.model.errors import DshError
+from dsh_conformance.model.frozen import FrozenDict
 from dsh_conformance.model.inbox import accept
 from dsh_conformance.model.prompt_submit import Allow
 from zoo import Area
@@ -19,6 +24,7 @@ _waterfall = agent_module.run_waterfall
 _append = Agent._append
 _inject = Agent.inject
 _drain = Agent._drain_steering
+_snapshot = inbox_module.snapshot
 
 
 class QueuedWithoutContexts(Broken):
@@ -165,6 +171,59 @@ class SteeringDispatchesPromptSubmit(Broken):
         return ((Agent, "_drain_steering", drain),)
 
 
+class ShallowRecord(Broken):
+    name = "shallow record"
+    invariant = (
+        "Copies a message's top-level record only: nested content and contexts stay the "
+        "caller's objects, so a later change by the caller reaches the queue and the log."
+    )
+    kills = frozenset({"INBOX-001"})
+    collateral_ok = frozenset({"INBOX-003"})  # the same ownership, restated
+
+    def patches(self) -> tuple[Patch, ...]:
+        def snapshot(value: object, path: str = "") -> Any:
+            _snapshot(value, path)  # validates, as the model does
+
+            def walk(item: object, depth: int) -> Any:
+                if depth >= 2:
+                    return item  # the caller's object, by reference
+                if isinstance(item, Mapping):
+                    return FrozenDict({k: walk(v, depth + 1) for k, v in item.items()})
+                if isinstance(item, list | tuple):
+                    return tuple(walk(v, depth + 1) for v in item)
+                return item
+
+            return walk(value, 0)
+
+        return ((inbox_module, "snapshot", snapshot),)
+
+    def _accept(self, method: str, args: Mapping[str, Any]) -> None:
+        """An in-process host API: the caller's own objects reach the agent, undecoded."""
+        try:
+            agent = get_agent(self.reference.state, args)
+        except DshError as exc:
+            raise ImplementationError(exc.code, exc.message) from exc
+        parts = []
+        for name in ("content", "source", "contexts"):
+            value = args.get(name)
+            decoded = decode_hostile(value)
+            # hostile markers decoded as the reference does; plain values kept by reference
+            parts.append(value if repr(decoded) == repr(value) else decoded)
+        if "content" not in args:
+            self.reference.call(f"agent.{method}", args)  # the reference's own error
+            return
+        try:
+            getattr(agent, method)(*parts)
+        except DshError as exc:
+            raise ImplementationError(exc.code, exc.message) from exc
+
+    def op_agent_send(self, args: Mapping[str, Any]) -> Any:
+        self._accept("send", args)
+
+    def op_agent_steer(self, args: Mapping[str, Any]) -> Any:
+        self._accept("steer", args)
+
+
 MEMBERS = (
     QueuedWithoutContexts,
     SteerWhileIdleIsSteering,
@@ -175,4 +234,5 @@ MEMBERS = (
     RewriteIgnored,
     CancelKeepsSteering,
     SteeringDispatchesPromptSubmit,
+    ShallowRecord,
 )

@@ -51,7 +51,8 @@ def run_member(key: str) -> dict[str, Any]:
     _init()
     from dsh_conformance import runner
     from dsh_conformance.record import load_record
-    from dsh_conformance.reporting.summary import requirement_rows
+    from dsh_conformance.reporting.summary import requirement_rows, verdicts
+    from dsh_conformance.spec import load_catalog
     from zoo import members
 
     entry = next(e for e in members() if f"{e.area}:{e.factory}" == key)
@@ -82,6 +83,13 @@ def run_member(key: str) -> dict[str, Any]:
                 independent = not (blamed & entry.kills)
                 blamed_with[rid] = blamed_with.get(rid, False) or independent
     missed = sorted(entry.kills - failing.keys())
+    catalog = load_catalog().requirements
+    # The seed MUST sentences the member breaks: the seed verdict must fail on each of
+    # them, by its own id (issue 25); a member breaking only decisions has none.
+    seed_kills = sorted(
+        k for k in entry.kills if catalog[k].verdict == "seed" and catalog[k].level == "MUST"
+    )
+    seed_verdict, _profile = verdicts(record, rows)
     collateral = sorted(failing.keys() - entry.kills)
     return {
         "member": key,
@@ -92,6 +100,8 @@ def run_member(key: str) -> dict[str, Any]:
         "gap": entry.gap,
         "killed": status != 0 and bool(failing),
         "on_target": not missed,
+        "seed_kills": seed_kills,
+        "seed_on_target": bool(seed_kills) and set(seed_kills) <= set(seed_verdict.failing),
         "missed": missed,
         "failing": sorted(failing),
         "collateral": collateral,

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dsh_conformance.model import envelope
+from dsh_conformance.model import agent as agent_module
+from dsh_conformance.model import envelope, jsstr
 from dsh_conformance.model.agent import Agent
-from dsh_conformance.model.frozen import FrozenDict, freeze
+from dsh_conformance.model.frozen import FrozenDict, freeze, thaw
 from dsh_conformance.model.placement import (
     DELIMITER,
     PreparedPrompt,
@@ -28,6 +29,7 @@ AREA = Area(
 )
 
 _reference_meta = envelope.reference_meta
+_derive_message = agent_module.derive_message
 
 
 def _placement(replacement: Any) -> tuple[Patch, ...]:
@@ -43,8 +45,9 @@ class WarningWithoutRepeatClause(Broken):
     invariant = (
         "Drops 'unless the current user explicitly repeats them' from the untrusted-data warning."
     )
-    kills = frozenset({"ENV-002"})
-    collateral_ok = frozenset({"ENV-009"})
+    #: What the warning means is a review (ENV-002, D-199): the report lists this text as
+    #: a missing review; the verdicts see the profile's exact warning bytes.
+    kills = frozenset({"ENV-009"})
 
     def patches(self) -> tuple[Patch, ...]:
         text = envelope.PROMPT_PREFIX.replace(
@@ -125,8 +128,10 @@ class DelimiterPerPrefix(Broken):
     invariant = (
         "Writes the `## My request:` delimiter after every prefix context, not once after all."
     )
-    kills = frozenset({"ENV-053"})
-    collateral_ok = frozenset({"ENV-060"})
+    #: One delimiter is the seed's (ENV-050: "the snapshot, ## My request: delimiter, and
+    #: effective direct prompt"); ENV-053's layout check comes after it in the same test.
+    kills = frozenset({"ENV-050"})
+    collateral_ok = frozenset({"ENV-053", "ENV-060"})
 
     def patches(self) -> tuple[Patch, ...]:
         def place(
@@ -153,11 +158,18 @@ class SnapshotAsSeparateMessage(Broken):
         "context/message the prompt instead of baking it."
     )
     kills = frozenset({"ENV-072", "ENV-073"})
-    collateral_ok = frozenset(
-        {"ENV-052", "ENV-053", "ENV-060", "ENV-062", "ENV-065"}
-    )  # the same defect breaks these too
-    collateral_ok = frozenset(
-        {"ENV-051", "ENV-052", "ENV-053", "ENV-055", "ENV-057", "ENV-060", "ENV-062", "ENV-065"}
+    collateral_ok = frozenset(  # the same defect breaks these too (ENV-050: nothing baked)
+        {
+            "ENV-050",
+            "ENV-051",
+            "ENV-052",
+            "ENV-053",
+            "ENV-055",
+            "ENV-057",
+            "ENV-060",
+            "ENV-062",
+            "ENV-065",
+        }
     )
 
     def patches(self) -> tuple[Patch, ...]:
@@ -207,6 +219,26 @@ class SteeringDropsContexts(Broken):
         return ((Agent, "_drain_steering", drain),)
 
 
+class EnvelopeSentToModel(Broken):
+    name = "envelope sent to the model"
+    invariant = "Derives a prompt's model message with its model-hidden envelope appended as text."
+    kills = frozenset({"ENV-051"})
+    #: What the model receives is the same defect seen by each sentence on the request.
+    collateral_ok = frozenset({"ENV-052", "ENV-058", "ENV-059", "ENV-060", "ENV-062", "ENV-065"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def derive_message(event: Any) -> Any:
+            message = _derive_message(event)
+            data = event.data if isinstance(event.data, Mapping) else {}
+            envelope = data.get("envelope")
+            if message is None or envelope is None:
+                return message
+            leaked = {"type": "text", "text": jsstr.stringify(thaw(envelope))}
+            return {**message, "content": [*message["content"], leaked]}
+
+        return ((agent_module, "derive_message", derive_message),)
+
+
 MEMBERS = (
     WarningWithoutRepeatClause,
     StatsNotInMeta,
@@ -216,4 +248,5 @@ MEMBERS = (
     SnapshotAsSeparateMessage,
     SourceNotKept,
     SteeringDropsContexts,
+    EnvelopeSentToModel,
 )

@@ -175,6 +175,28 @@ class ReadsAfterLaterChanges(Broken):
         return ((prepare_ops.FaultStore, "read", read),)
 
 
+class LastAppearanceOrder(Broken):
+    name = "last-appearance order"
+    invariant = (
+        "Deduplicates references but orders them by their last appearance (the first label kept)."
+    )
+    kills = frozenset({"PREP-001"})
+    collateral_ok = frozenset({"ENV-006", "ENV-008"})  # the data objects' order, restated
+
+    def patches(self) -> tuple[Patch, ...]:
+        def normalize(
+            target_id: str, references: Sequence[object], max_references: int
+        ) -> tuple[ReferenceInput, ...]:
+            first = _normalize(target_id, references, max_references)
+            last: dict[str, int] = {}
+            for position, ref in enumerate(references):
+                if isinstance(ref, Mapping) and isinstance(ref.get("sessionId"), str):
+                    last[jsstr.canonical(ref["sessionId"])] = position
+            return tuple(sorted(first, key=lambda r: last.get(r.session_id, -1)))
+
+        return ((prepare, "normalize_references", normalize),)
+
+
 MEMBERS = (
     NoDedupe,
     SelfReferenceAccepted,
@@ -184,4 +206,5 @@ MEMBERS = (
     PartialContext,
     LateCancellationIgnored,
     ReadsAfterLaterChanges,
+    LastAppearanceOrder,
 )

@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
+
 from dsh_conformance.adapters.reference import prepare_ops
 from dsh_conformance.model import config, headtail, jsstr, retention
+from dsh_conformance.model import prepare as prepare_module
 from dsh_conformance.model.headtail import Truncation
 from dsh_conformance.model.projection import ProjectedItem
 from zoo import Area
@@ -17,6 +20,7 @@ AREA = Area(capabilities=["retention", "prepare"], requirements=["RET-*"])
 _truncate = headtail.truncate_with_notice
 _cut = headtail.head_tail_cut
 _project = retention.project
+_retain = retention.retain
 
 
 def _truncations(replacement: object) -> tuple[Patch, ...]:
@@ -68,7 +72,7 @@ class HeadOnlySlices(Broken):
     name = "head-only slicing"
     invariant = "Keeps only the head of an oversized text (no tail), with an exact notice."
     kills = frozenset({"RET-003"})
-    collateral_ok = frozenset({"RET-009"})
+    collateral_ok = frozenset({"RET-009", "RET-013"})  # head-only is unbalanced too
 
     def patches(self) -> tuple[Patch, ...]:
         return ((headtail, "head_tail_cut", lambda data, head, tail: _cut(data, head + tail, 0)),)
@@ -131,6 +135,46 @@ class DroppedNotTruncated(Broken):
         return {**out, "stats": {**stats, "truncated": sliced}}
 
 
+class NewerDroppedFirst(Broken):
+    name = "newer messages dropped first"
+    invariant = (
+        "Drops the youngest droppable message first (keeping the oldest), instead of the oldest."
+    )
+    kills = frozenset({"RET-002"})
+    collateral_ok = frozenset({"RET-005", "RET-007", "RET-012"})  # the same order, restated
+
+    def patches(self) -> tuple[Patch, ...]:
+        def retain(snapshot: Any, label: str, max_bytes: int = 65536, projected: Any = None) -> Any:
+            items = list(_project(snapshot.events) if projected is None else projected)
+            newest = len(items) - 1
+            older = [i for i, p in enumerate(items) if not p.checkpoint and i != newest]
+            # Feed the older droppable items in reverse, so "oldest first" drops the youngest.
+            swapped = list(items)
+            for at, source in zip(older, reversed(older), strict=True):
+                swapped[at] = items[source]
+            out = _retain(snapshot, label, max_bytes, swapped)
+            conversation = out.data["conversation"]
+            fixed = len(items) - len(older)
+            kept = (
+                sorted(
+                    [i for i in range(len(items)) if i not in older]
+                    + older[len(older) - (len(conversation) - fixed) :]
+                )
+                if conversation
+                else []
+            )
+            real = {at: source for at, source in zip(older, reversed(older), strict=True)}
+            order = sorted(range(len(kept)), key=lambda n: real.get(kept[n], kept[n]))
+            data = {**out.data, "conversation": [conversation[n] for n in order]}
+            return attrs.evolve(out, data=data)
+
+        return (
+            (retention, "retain", retain),
+            (prepare_ops, "retain", retain),
+            (prepare_module, "retain", retain),
+        )
+
+
 MEMBERS = (
     DefaultCap8K,
     CapOffByOne,
@@ -140,4 +184,5 @@ MEMBERS = (
     SilentTruncation,
     NeverTruncates,
     DroppedNotTruncated,
+    NewerDroppedFirst,
 )

@@ -7,11 +7,12 @@ from typing import Any
 
 import attrs
 
-from dsh_conformance.model import side, side_fork
+from dsh_conformance.model import jsstr, side, side_fork
 from dsh_conformance.model.frozen import FrozenDict
 from dsh_conformance.model.session import Event
 from dsh_conformance.model.side_framing import FRAMING_TEXT
 from dsh_conformance.model.side_gate import GatedAgent
+from dsh_conformance.model.side_merge import HANDBACK_HEADING
 from zoo import Area
 from zoo._base import Broken, Patch
 
@@ -42,8 +43,8 @@ class FramingInSystemPrompt(Broken):
     )
     kills = frozenset({"SIDE-008"})
     collateral_ok = frozenset(
-        {"SIDE-024", "SIDE-028", "SIDE-066"}
-    )  # the same defect breaks these too
+        {"SIDE-007", "SIDE-024", "SIDE-028", "SIDE-066"}
+    )  # the same defect breaks these too (no framing context/message at all)
 
     def patches(self) -> tuple[Patch, ...]:
         def child(header: Any, seed: Any, options: Any, deny: Any) -> GatedAgent:
@@ -60,8 +61,9 @@ class FramingUserSourced(Broken):
     invariant = (
         "Injects the advisor framing with a user source instead of the sidechat plugin source."
     )
-    kills = frozenset({"SIDE-028"})
-    collateral_ok = frozenset({"SIDE-024"})
+    #: SIDE-007: "inject one plugin-sourced context/message"; SIDE-024 restates the head.
+    kills = frozenset({"SIDE-007"})
+    collateral_ok = frozenset({"SIDE-024", "SIDE-028"})
 
     def _framing(self, op: str, args: Mapping[str, Any]) -> Any:
         with self._extra(((side, "SIDECHAT_SOURCE", FrozenDict({"kind": "user"})),)):
@@ -149,6 +151,23 @@ class ForeignMerge(Broken):
 
 _merge = side.merge_back
 
+
+class ExplicitHandbackUncapped(Broken):
+    name = "explicit handback merged whole"
+    invariant = (
+        "Merges a handback text given to side.mergeBack whole, however long, ignoring the cap."
+    )
+    kills = frozenset({"SIDE-031"})
+    collateral_ok = frozenset({"SIDE-057"})
+
+    def op_side_mergeBack(self, args: Mapping[str, Any]) -> Any:
+        text = args.get("text")
+        if not isinstance(text, str):
+            return self.reference.call("side.mergeBack", args)
+        whole = len(jsstr.utf8_encode(HANDBACK_HEADING + text))
+        return self.reference.call("side.mergeBack", {**args, "cap": max(whole, 256)})
+
+
 MEMBERS = (
     ForkIncludesOpenTurn,
     FramingInSystemPrompt,
@@ -157,4 +176,5 @@ MEMBERS = (
     MergeWrongSource,
     ForkTouchesParent,
     ForeignMerge,
+    ExplicitHandbackUncapped,
 )

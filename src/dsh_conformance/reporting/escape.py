@@ -64,3 +64,31 @@ def json_text(value: object) -> str:
     from dsh_conformance.model import jsstr
 
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", jsstr.stringify(value))
+
+
+def show_value(value: object, limit: int = 0) -> str:
+    """A value as people read it in a report: JSON (what crossed the wire), escaped
+    like ``json_text``; tuples and sets as arrays; anything else as its ``repr``."""
+
+    def plain(item: object) -> object:
+        if isinstance(item, (tuple, list)):
+            return [plain(i) for i in item]
+        if isinstance(item, (set, frozenset)):
+            return [plain(i) for i in sorted(item, key=repr)]
+        if isinstance(item, dict):
+            return {str(k): plain(v) for k, v in item.items()}
+        return item
+
+    try:
+        text = json_text(plain(value))
+    except (TypeError, ValueError):
+        text = printable(repr(value), keep_newlines=False)
+    return text if not limit or len(text) <= limit else text[: limit - 1] + "…"
+
+
+def markdown_block(text: str) -> str:
+    """*text* as a fenced Markdown code block that no backtick run inside can close."""
+    safe = printable(text)
+    longest = max((len(run) for run in re.findall("`+", safe)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{safe}\n{fence}"

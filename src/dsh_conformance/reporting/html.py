@@ -17,7 +17,10 @@ from dsh_conformance.reporting.summary import (
     STATUS_ORDER,
     RequirementRow,
     compliance,
+    gate_ordered,
+    replay_test_command,
     requirement_rows,
+    run_problems,
     verdicts,
 )
 
@@ -32,6 +35,7 @@ details summary{cursor:pointer}blockquote{margin:.3em 0;color:#555;font-style:it
 .controls{margin:1em 0}.controls input{width:24em}code{font-size:12px}
 .inconclusive{background:#f7f3e3}.verdicts td{font-size:15px}
 .ok{color:#060;font-weight:bold}.bad{color:#b00;font-weight:bold}
+.banner{background:#b00;color:#fff;padding:.6em 1em;font-size:16px;margin:.5em 0}
 pre{white-space:pre-wrap;font-size:12px;background:#f8f8f8;padding:.5em;margin:.3em 0}
 """
 #: No network, no external anything: the report is one inert file.
@@ -80,20 +84,28 @@ def _overview(records: Sequence[RunRecord]) -> str:
         )
         failing = [t for t in record.tests if t.outcome in FAILING]
         items = "".join(
-            f"<li><code>{for_html(t.nodeid)}</code> {for_html(str(t.outcome))}, blames "
-            f"<b>{for_html(', '.join(t.blame or t.requirements))}</b>"
-            + (f"<pre>{for_html(t.longrepr or t.message)[:4000]}</pre>" if t.message else "")
+            f"<li><code>{for_html(t.nodeid)}</code> {for_html(str(t.outcome))} "
+            f"({for_html(why)}), blames <b>{for_html(', '.join(t.blame or t.requirements))}</b>"
+            + (f"<pre>{for_html((t.longrepr or t.message)[:8000])}</pre>" if t.message else "")
+            + f"<small>replay: <code>{for_html(replay_test_command(record, t))}</code></small>"
             + "</li>"
-            for t in failing[:100]
+            for why, t in gate_ordered(record, failing)[:100]
+        )
+        banners = "".join(
+            f'<p class="banner"><b>NOT A PASS ({for_html(p.code)})</b>: {for_html(p.message)}'
+            + (f"<br><small>{for_html(p.hint)}</small>" if p.hint else "")
+            + "</p>"
+            for p in run_problems(record)
         )
         parts.append(
-            f"<h2>{for_html(record.adapter_label)}</h2>"
+            f"<h2>{for_html(record.adapter_label)}</h2>{banners}"
             f"<p>{for_html(totals or 'no tests ran')}"
             + (f" — {share:.1%} of applicable tests pass" if share is not None else "")
             + (" — <b>TRUNCATED</b>" if record.truncated else "")
             + f'</p><table class="verdicts">{cells}</table>'
             + (
-                f"<h3>Failures ({len(failing)})</h3><ul>{items}</ul>"
+                f"<h3>Failures ({len(failing)}, those that fail the gate first)</h3>"
+                f"<ol>{items}</ol>"
                 if failing
                 else "<p>No failing tests.</p>"
             )
@@ -127,7 +139,7 @@ def render(records: Sequence[RunRecord], title: str = "dsh-conformance") -> str:
         f", profile {for_html(str(r.header.get('spec_profile')))}, started "
         f"{for_html(str(r.header.get('started')))}"
         + (f"<br><small>components: {for_html(r.components_text)}</small>" if r.components else "")
-        + (" <b>TRUNCATED</b>" if r.truncated else "")
+        + (f" <b>{for_html(r.ending_text.upper())}</b>" if r.ending != "complete" else "")
         + "</li>"
         for r in records
     )

@@ -6,12 +6,22 @@ from typing import Any
 
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import json_text
-from dsh_conformance.reporting.summary import compliance, requirement_rows, verdicts
+from dsh_conformance.reporting.summary import (
+    compliance,
+    requirement_rows,
+    review_items,
+    run_problems,
+    verdicts,
+)
 
 
 def build(record: RunRecord) -> dict[str, Any]:
     rows = requirement_rows(record)
+    problems = run_problems(record)
     return {
+        "problems": [p.to_json() for p in problems],
+        "ending": record.ending,
+        "complete": record.ending == "complete",
         "header": dict(record.header),
         "components": record.components,
         "verdicts": {v.name: v.to_json() for v in verdicts(record, rows)},
@@ -32,6 +42,7 @@ def build(record: RunRecord) -> dict[str, Any]:
             for row in rows
         ],
         "tests": [t.to_json() for t in record.tests],
+        "reviews": [item.to_json() for item in review_items(record)],
     }
 
 

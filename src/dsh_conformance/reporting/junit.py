@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from dsh_conformance.outcomes import Outcome
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import for_xml
-from dsh_conformance.reporting.summary import verdicts
+from dsh_conformance.reporting.summary import run_problems, verdicts
 
 _FAILURE = {Outcome.FAIL: "failure", Outcome.XPASS: "failure"}
 _ERROR = {Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT}
@@ -24,6 +24,18 @@ def render(record: RunRecord) -> str:
         skipped=str(sum(totals[o] for o in (Outcome.SKIPPED, Outcome.UNSUPPORTED, Outcome.XFAIL))),
         time=f"{sum(t.duration for t in record.tests):.3f}",
     )
+    problems = run_problems(record)
+    if problems:  # first, as an error CI tools show: the run itself did not pass (D-175)
+        suite.set("tests", str(len(record.tests) + 1))
+        suite.set("errors", str(int(suite.get("errors", "0")) + 1))
+        case = ET.SubElement(suite, "testcase", classname="dsh-conformance", name="run")
+        first = problems[0]
+        ET.SubElement(
+            case,
+            "error",
+            message=for_xml(f"NOT A PASS ({first.code}): {first.message}"),
+            type=first.code,
+        ).text = for_xml("\n".join(f"{p.code}: {p.message} ({p.hint})" for p in problems))
     for test in record.tests:
         file, _, name = test.nodeid.partition("::")
         case = ET.SubElement(
@@ -48,6 +60,9 @@ def render(record: RunRecord) -> str:
         elif test.outcome in (Outcome.SKIPPED, Outcome.UNSUPPORTED, Outcome.XFAIL):
             ET.SubElement(case, "skipped", message=f"{test.outcome}: {message}")
     suite_props = ET.Element("properties")
+    ET.SubElement(suite_props, "property", name="run.ending", value=for_xml(record.ending))
+    for problem in problems:
+        ET.SubElement(suite_props, "property", name="run.problem", value=for_xml(problem.code))
     for verdict in verdicts(record):
         ET.SubElement(suite_props, "property", name=f"verdict.{verdict.name}", value=verdict.label)
         if verdict.failing or verdict.warnings:

@@ -1,16 +1,31 @@
-"""Markdown for CI step summaries ($GITHUB_STEP_SUMMARY): totals, per-requirement table."""
+"""Markdown for CI step summaries ($GITHUB_STEP_SUMMARY): totals, per-requirement table.
+
+What can keep a run from passing (it did not finish, nothing applicable ran, a required
+capability is missing: D-175) comes first; failures come in gate order, the ones that
+fail the gate first (D-179), each with its message in full (up to ``MESSAGE_CAP``
+characters) and the command that replays just that test.
+"""
 
 from __future__ import annotations
 
-from dsh_conformance.outcomes import Outcome
+from typing import Final
+
+from dsh_conformance.outcomes import FAILING, Outcome
 from dsh_conformance.record import RunRecord
-from dsh_conformance.reporting.escape import for_markdown_cell
+from dsh_conformance.reporting.escape import for_markdown_cell, markdown_block
 from dsh_conformance.reporting.summary import (
     compliance,
+    gate_ordered,
     replay_command,
+    replay_test_command,
     requirement_rows,
+    review_items,
+    run_problems,
     verdicts,
 )
+
+#: The longest failure message shown (the record keeps up to harness.MESSAGE_LIMIT).
+MESSAGE_CAP: Final = 4000
 
 ICONS = {
     "fail": "❌ fail",
@@ -20,7 +35,23 @@ ICONS = {
     "not applicable": "· not applicable",
     "untested": "❔ untested",
     "inconclusive": "… inconclusive",
+    "review": "👁 review",
+    "MAY: cannot fail the seed verdict": "○ MAY: cannot fail the seed verdict",
 }
+
+
+def problem_lines(record: RunRecord) -> list[str]:
+    """The banner at the top: one GitHub alert per run problem."""
+    lines: list[str] = []
+    for problem in run_problems(record):
+        lines += [
+            "> [!CAUTION]",
+            f"> **NOT A PASS ({problem.code})**: {for_markdown_cell(problem.message, 1000)}",
+        ]
+        if problem.hint:
+            lines.append(f"> {for_markdown_cell(problem.hint, 1000)}")
+        lines.append("")
+    return lines
 
 
 def render(record: RunRecord, *, failures_limit: int = 50) -> str:
@@ -28,18 +59,15 @@ def render(record: RunRecord, *, failures_limit: int = 50) -> str:
     share = compliance(record)
     totals = record.totals()
     rows = requirement_rows(record)
-    lines = [
-        f"## dsh-conformance: {for_markdown_cell(record.adapter_label)}",
-        "",
-        "| verdict | result | requirements |",
-        "|---|---|---|",
-    ]
+    lines = [f"## dsh-conformance: {for_markdown_cell(record.adapter_label)}", ""]
+    lines += problem_lines(record)
+    lines += ["| verdict | result | requirements |", "|---|---|---|"]
     for verdict in verdicts(record, rows):
         icon = "✅" if verdict.passed else "❌"
         failing = ", ".join(verdict.failing + verdict.warnings)
         lines.append(
             f"| {verdict.title} | {icon} {verdict.label} | {verdict.total}"
-            + (f": failing {for_markdown_cell(failing, 400)}" if failing else "")
+            + (f": failing {for_markdown_cell(failing, 2000)}" if failing else "")
             + " |"
         )
     lines += [
@@ -48,6 +76,7 @@ def render(record: RunRecord, *, failures_limit: int = 50) -> str:
         f"profile `{header.get('spec_profile')}`, Hypothesis "
         f"`{(header.get('hypothesis') or {}).get('profile')}` seed "
         f"`{(header.get('hypothesis') or {}).get('seed')}`",
+        f"- ended: {for_markdown_cell(record.ending_text, 400)}",
         "- " + (", ".join(f"{n} {o}" for o in Outcome for n in [totals.get(o, 0)] if n) or "—"),
     ]
     if record.components:
@@ -55,14 +84,31 @@ def render(record: RunRecord, *, failures_limit: int = 50) -> str:
     if share is not None:
         lines.append(f"- **{share:.1%}** of applicable tests pass")
     lines.append(f"- replay: `{for_markdown_cell(replay_command(record), 1000)}`")
-    if record.truncated:
-        lines.append("- **TRUNCATED**: the record has no footer; the run did not finish")
     for problem in record.expectation_problems:
         lines.append(
             f"- **expectation {problem.get('kind')}**: "
-            f"{for_markdown_cell(str(problem.get('message')), 400)}"
+            f"{for_markdown_cell(str(problem.get('message')), 1000)}"
         )
+    bad = [t for t in record.tests if t.outcome in FAILING]
+    ordered = gate_ordered(record, bad)
+    if bad:
+        lines += [
+            "",
+            f"### Failures ({len(bad)}, those that fail the gate first)",
+            "",
+            "| # | test | outcome | fails | blames |",
+            "|---|---|---|---|---|",
+        ]
+        for number, (why, test) in enumerate(ordered[:failures_limit], 1):
+            lines.append(
+                f"| {number} | `{for_markdown_cell(test.nodeid, 300)}` | {test.outcome} "
+                f"| {why} | {', '.join(test.blame or test.requirements)} |"
+            )
+        if len(bad) > failures_limit:
+            lines.append(f"\n… and {len(bad) - failures_limit} more (see the record).")
     lines += [
+        "",
+        "### Requirements",
         "",
         "| requirement | verdict | level | status | pass | fail | title |",
         "|---|---|---|---|---|---|---|",
@@ -73,25 +119,63 @@ def render(record: RunRecord, *, failures_limit: int = 50) -> str:
             f"| {row.counts.get(Outcome.PASS, 0)} | {len(row.failing)} "
             f"| {for_markdown_cell(row.title)} |"
         )
-    bad = [
-        t
-        for t in record.tests
-        if t.outcome in {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.XPASS}
-    ]
+    lines += review_section(record)
     if bad:
-        lines += [
-            "",
-            "### Failures",
-            "",
-            "| test | outcome | blames | message |",
-            "|---|---|---|---|",
-        ]
-        for test in bad[:failures_limit]:
-            lines.append(
-                f"| `{for_markdown_cell(test.nodeid, 200)}` | {test.outcome} "
-                f"| {', '.join(test.blame or test.requirements)} "
-                f"| {for_markdown_cell(test.message, 400, breaks=True)} |"
-            )
-        if len(bad) > failures_limit:
-            lines.append(f"\n… and {len(bad) - failures_limit} more.")
+        lines += ["", "### Failure details"]
+        for number, (why, test) in enumerate(ordered[:failures_limit], 1):
+            message = test.message
+            if len(message) > MESSAGE_CAP:
+                message = message[: MESSAGE_CAP - 1] + "…"
+            lines += [
+                "",
+                f"#### {number}. `{for_markdown_cell(test.nodeid, 300)}`",
+                "",
+                f"{test.outcome} ({why}), blames {', '.join(test.blame or test.requirements)}",
+                "",
+                markdown_block(message or "(no message)"),
+                "",
+            ]
+            if test.request:
+                request = test.request
+                if len(request) > MESSAGE_CAP:
+                    request = request[: MESSAGE_CAP - 1] + "…"
+                lines += ["request in flight (JSON):", "", markdown_block(request), ""]
+            lines += [
+                f"replay: `{for_markdown_cell(replay_test_command(record, test), 1000)}`",
+            ]
     return "\n".join(lines) + "\n"
+
+
+def review_section(record: RunRecord) -> list[str]:
+    """D-199: each text beside the note's sentence it must say, and whether a host's
+    review covers it; missing reviews are listed first.  Never a failure."""
+    items = review_items(record)
+    if not items:
+        return []
+    missing = [i for i in items if i.review is None]
+    lines = [
+        "",
+        f"### Reviews ({len(items)}, {len(missing)} missing)",
+        "",
+        "A program cannot decide what a sentence means: a person judges each text below "
+        "against the note's sentence and records the review in the manifest "
+        "(`[[review]]` with the text's sha256, `by`, `why`; valid until the text changes). "
+        "A review never fails a verdict.",
+        "",
+        "| requirement | the note's sentence | the text | review |",
+        "|---|---|---|---|",
+    ]
+    for item in sorted(items, key=lambda i: (i.review is not None, i.requirement)):
+        if item.review is None:
+            state = f"**missing** (sha256 `{item.sha256}`)"
+            if item.hints:
+                state += "<br>hints: " + for_markdown_cell("; ".join(item.hints), 400)
+        else:
+            state = for_markdown_cell(
+                f"reviewed by {item.review.get('by')}: {item.review.get('why')}", 400
+            )
+        lines.append(
+            f"| {item.requirement} | {for_markdown_cell(item.sentence, 600, breaks=True)} "
+            f"| {for_markdown_cell(item.text, 1200, breaks=True)} | {state} |"
+        )
+    return lines

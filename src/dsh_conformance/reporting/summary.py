@@ -8,6 +8,12 @@ from typing import Final
 
 from attrs import frozen
 
+from dsh_conformance.errors import (
+    EX_FAILURES,
+    EX_INCOMPLETE,
+    EX_INTERRUPTED,
+    EX_NOTHING,
+)
 from dsh_conformance.outcomes import APPLICABLE, FAILING, GATES, Outcome
 from dsh_conformance.record import RunRecord, TestResult
 from dsh_conformance.spec import Requirement
@@ -21,7 +27,21 @@ NOT_APPLICABLE: Final = "not applicable"
 UNTESTED: Final = "untested"
 #: Every test citing it failed on another requirement first: neither passed nor failed.
 INCONCLUSIVE: Final = "inconclusive"
-STATUS_ORDER: Final = (FAIL, XFAIL, PASS, INCONCLUSIVE, UNSUPPORTED, NOT_APPLICABLE, UNTESTED)
+#: Passing, but a natural-language check awaits a person's review (D-199): never a failure.
+REVIEW: Final = "review"
+#: A MAY sentence of a note nothing here judged: it cannot fail the seed verdict anyway.
+MAY_ONLY: Final = "MAY: cannot fail the seed verdict"
+STATUS_ORDER: Final = (
+    FAIL,
+    XFAIL,
+    REVIEW,
+    PASS,
+    INCONCLUSIVE,
+    UNSUPPORTED,
+    NOT_APPLICABLE,
+    UNTESTED,
+    MAY_ONLY,
+)
 
 
 @frozen
@@ -75,6 +95,7 @@ def requirement_rows(
                 by_req.setdefault(cited, []).append(test)
             else:
                 unjudged.add(cited)
+    awaiting = {item.requirement for item in review_items(record) if item.review is None}
     profile = str(record.header.get("spec_profile", "seed"))
     filters = record.header.get("filters", {}) or {}
     filtered = any(filters.get(k) for k in ("requirements", "capabilities", "keyword"))
@@ -89,6 +110,7 @@ def requirement_rows(
         status = requirement_status(tests, level)
         if not tests and rid in unjudged:
             status = INCONCLUSIVE
+        status = _review_or_may(status, req, rid in awaiting)
         rows.append(
             RequirementRow(
                 id=rid,
@@ -102,6 +124,177 @@ def requirement_rows(
             )
         )
     return rows
+
+
+def _review_or_may(status: str, req: Requirement | None, awaiting: bool) -> str:
+    """A pass whose natural-language checks await a review is ``review``; a seed MAY that
+    nothing judged is shown as what it is, not as unchecked (issue 25)."""
+    if status == PASS and awaiting:
+        return REVIEW
+    if (
+        req is not None
+        and req.level == "MAY"
+        and req.verdict == "seed"
+        and status in {UNTESTED, INCONCLUSIVE, NOT_APPLICABLE}
+    ):
+        return MAY_ONLY
+    return status
+
+
+@frozen
+class ReviewItem:
+    """One text a person must judge against a note's sentence (checks.review, D-199)."""
+
+    requirement: str
+    sha256: str
+    text: str
+    sentence: str
+    hints: tuple[str, ...]
+    #: The host's review from its manifest (``{by, why}``), or None: a missing review.
+    review: Mapping[str, str] | None
+    tests: tuple[str, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "requirement": self.requirement,
+            "sha256": self.sha256,
+            "text": self.text,
+            "sentence": self.sentence,
+            "hints": list(self.hints),
+            "review": dict(self.review) if self.review is not None else None,
+            "tests": list(self.tests),
+        }
+
+
+def review_items(record: RunRecord) -> list[ReviewItem]:
+    """Every distinct (requirement, text) a test asked a person to review, in run order."""
+    found: dict[tuple[str, str], ReviewItem] = {}
+    for test in record.tests:
+        for item in test.reviews:
+            key = (str(item.get("requirement")), str(item.get("sha256")))
+            known = found.get(key)
+            if known is not None:
+                found[key] = ReviewItem(
+                    known.requirement,
+                    known.sha256,
+                    known.text,
+                    known.sentence,
+                    known.hints,
+                    known.review,
+                    (*known.tests, test.nodeid),
+                )
+                continue
+            found[key] = ReviewItem(
+                requirement=key[0],
+                sha256=key[1],
+                text=str(item.get("text", "")),
+                sentence=str(item.get("sentence", "")),
+                hints=tuple(str(h) for h in item.get("hints", ())),
+                review=item.get("review"),
+                tests=(test.nodeid,),
+            )
+    return list(found.values())
+
+
+@frozen
+class RunProblem:
+    """Why a run cannot pass whatever its tests say (D-175): it did not finish, nothing
+    applicable ran, or a capability the run requires is not declared.
+
+    Every report shows these at the top, and each blocks both verdicts.
+    """
+
+    code: str
+    message: str
+    hint: str = ""
+    exit_status: int = EX_FAILURES
+
+    def to_json(self) -> dict[str, object]:
+        return {"code": self.code, "message": self.message, "hint": self.hint}
+
+
+#: Short words for a verdict label and a badge, by problem code.
+PROBLEM_WORDS: Final = {
+    "truncated": "truncated run",
+    "interrupted": "interrupted run",
+    "aborted": "aborted run",
+    "stopped": "stopped run",
+    "no-applicable-test": "nothing tested",
+    "missing-capability": "capability missing",
+}
+
+
+def run_problems(record: RunRecord, *, incomplete_ok: bool = False) -> tuple[RunProblem, ...]:
+    """What keeps *record* from passing, worst first (empty for a sound run).
+
+    *incomplete_ok* (``--allow-incomplete``): judge an unfinished run by what ran.
+    """
+    problems: list[RunProblem] = []
+    ran = f"{len(record.tests)} of {record.header.get('selected', '?')} tests recorded"
+    resume = "continue it with `dsh-conformance run --resume RECORD`, or rerun"
+    if incomplete_ok:
+        pass
+    elif record.footer is None:
+        problems.append(
+            RunProblem(
+                "truncated",
+                f"the run did not finish: the record has no footer ({ran}); the harness "
+                "was killed or crashed",
+                resume,
+                EX_INCOMPLETE,
+            )
+        )
+    elif record.ending == "interrupted":
+        problems.append(
+            RunProblem(
+                "interrupted", f"the run was {record.ending_text} ({ran})", resume, EX_INTERRUPTED
+            )
+        )
+    elif record.ending == "aborted":
+        problems.append(
+            RunProblem(
+                "aborted",
+                f"the run was aborted: {record.footer.get('reason', '?')} ({ran})",
+                resume,
+                EX_INCOMPLETE,
+            )
+        )
+    elif record.ending == "stopped":
+        problems.append(
+            RunProblem(
+                "stopped",
+                f"the run stopped early ({record.footer.get('reason', '-x')}; {ran})",
+                "rerun without -x to judge every test",
+            )
+        )
+    gate = record.header.get("gate") or {}
+    adapter = record.header.get("adapter") or {}
+    declared = {str(c) for c in adapter.get("capabilities") or ()}
+    missing = [str(c) for c in gate.get("require") or () if str(c) not in declared]
+    if missing and "error" not in adapter:
+        problems.append(
+            RunProblem(
+                "missing-capability",
+                f"the run requires {', '.join(missing)}, which the implementation does not "
+                f"declare (it declares {', '.join(sorted(declared)) or 'nothing'})",
+                "declare the capability in the handshake, or drop --require",
+            )
+        )
+    applicable = any(t.outcome in APPLICABLE for t in record.tests)
+    if not applicable and not gate.get("allow_empty") and "error" not in adapter:
+        skipped = Counter(str(t.outcome) for t in record.tests)
+        what = ", ".join(f"{n} {o}" for o, n in sorted(skipped.items())) or "no test"
+        problems.append(
+            RunProblem(
+                "no-applicable-test",
+                f"no applicable test ran ({what}): the implementation declares "
+                f"{', '.join(sorted(declared)) or 'no capability'}, so nothing was checked",
+                "declare the capabilities the implementation offers in its handshake, "
+                "select tests it supports (-c/-r/-k), or pass --allow-empty",
+                EX_NOTHING,
+            )
+        )
+    return tuple(problems)
 
 
 @frozen
@@ -121,15 +314,20 @@ class Verdict:
     warnings: tuple[str, ...]
     counts: Mapping[str, int]
     total: int
+    #: Codes of the run problems that block this verdict whatever the tests say (D-175).
+    blocked: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
-        return not self.failing
+        return not self.failing and not self.blocked
 
     @property
     def label(self) -> str:
+        why = [PROBLEM_WORDS.get(code, code) for code in self.blocked]
         if self.failing:
-            return f"FAIL ({len(self.failing)} failing)"
+            why.insert(0, f"{len(self.failing)} failing")
+        if why:
+            return f"FAIL ({', '.join(why)})"
         if self.warnings:
             return f"pass, {len(self.warnings)} SHOULD/MAY failing"
         return "pass"
@@ -141,18 +339,21 @@ class Verdict:
             "passed": self.passed,
             "failing": list(self.failing),
             "warnings": list(self.warnings),
+            "blocked": list(self.blocked),
             "statuses": dict(self.counts),
             "requirements": self.total,
         }
 
 
 def verdicts(
-    record: RunRecord, rows: Sequence[RequirementRow] | None = None
+    record: RunRecord, rows: Sequence[RequirementRow] | None = None, *, problems: bool = True
 ) -> tuple[Verdict, Verdict]:
-    """The seed verdict and the profile verdict of *record*."""
+    """The seed verdict and the profile verdict of *record* (blocked by its run problems
+    unless *problems* is false: then they judge only the requirements)."""
     rows = requirement_rows(record) if rows is None else rows
     profile = str(record.header.get("spec_profile", "seed"))
     profile_title = "release profile" if profile == "release" else "reference profile"
+    blocked = tuple(p.code for p in run_problems(record)) if problems else ()
     built = []
     for name, title in (("seed", "seed conformance"), ("profile", profile_title)):
         mine = [r for r in rows if r.verdict == name]
@@ -169,16 +370,18 @@ def verdicts(
                 warnings=warnings,
                 counts=dict(Counter(r.status for r in mine)),
                 total=len(mine),
+                blocked=blocked,
             )
         )
     return built[0], built[1]
 
 
 def gate_failed(record: RunRecord, gate: str = "seed") -> bool:
-    """Whether the verdicts *gate* selects fail (``GATES``; unknown names are errors)."""
+    """Whether the verdicts *gate* selects fail on their requirements (``GATES``; unknown
+    names are errors).  Run problems are ``run_exit_status``'s."""
     if gate not in GATES:
         raise ValueError(f"unknown gate {gate!r}: one of {', '.join(GATES)}")
-    seed, profile = verdicts(record)
+    seed, profile = verdicts(record, problems=False)
     failed = not seed.passed
     if gate in ("seed-should", "all"):
         failed = failed or bool(seed.warnings)
@@ -200,14 +403,31 @@ def compliance(record: RunRecord) -> float | None:
     return sum(t.outcome is Outcome.PASS for t in applicable) / len(applicable)
 
 
-def run_failed(record: RunRecord, gate: str | None = None) -> bool:
-    """Whether the run fails CI: truncation, an expectation problem, or failures.
+def run_failed(record: RunRecord, gate: str | None = None, *, incomplete_ok: bool = False) -> bool:
+    """Whether the run fails CI: a run problem (unfinished, empty, a required capability
+    missing: D-175), an expectation problem, or failures.
 
     With *gate* (``GATES``) only failures of the selected verdicts count (D-161);
     without, any failing test does.  A crash or timeout always fails: the adapter
     broke, so neither verdict can be trusted.
     """
-    if record.truncated or record.expectation_problems:
+    return run_exit_status(record, gate, incomplete_ok=incomplete_ok) != 0
+
+
+def run_exit_status(
+    record: RunRecord, gate: str | None = None, *, incomplete_ok: bool = False
+) -> int:
+    """The exit status of a run judged by *gate*: the first run problem's status (130
+    interrupted, 3 aborted or truncated, 5 nothing applicable, 1 otherwise), else 1 when
+    the gate fails, else 0 (D-176)."""
+    problems = run_problems(record, incomplete_ok=incomplete_ok)
+    if problems:
+        return problems[0].exit_status
+    return EX_FAILURES if _failed(record, gate) else 0
+
+
+def _failed(record: RunRecord, gate: str | None) -> bool:
+    if record.expectation_problems:
         return True
     if any(t.outcome in (Outcome.CRASH, Outcome.TIMEOUT) for t in record.tests):
         return True  # the adapter broke: no verdict can be trusted
@@ -227,25 +447,64 @@ def _unattributed_failure(record: RunRecord) -> bool:
     )
 
 
-def replay_command(record: RunRecord) -> str:
+def gate_rank(test: TestResult, seed: Verdict, profile: Verdict) -> tuple[int, str]:
+    """Where a failing test goes in a report's failure list (D-179): a broken adapter
+    first, then failures of the seed verdict's MUSTs, of the profile verdict, of a note's
+    SHOULD/MAY, then the rest; and a word for each."""
+    blamed = set(test.blame or test.requirements)
+    if test.outcome in (Outcome.CRASH, Outcome.TIMEOUT):
+        return 0, "adapter broke"
+    if blamed & set(seed.failing):
+        return 1, "seed MUST"
+    if blamed & set(profile.failing):
+        return 2, "profile"
+    if blamed & set(seed.warnings):
+        return 3, "seed SHOULD/MAY"
+    return 4, "other"
+
+
+def gate_ordered(record: RunRecord, tests: Sequence[TestResult]) -> list[tuple[str, TestResult]]:
+    """*tests* in gate order (``gate_rank``), each with its rank's word."""
+    seed, profile = verdicts(record)
+    ranked = sorted(
+        ((gate_rank(t, seed, profile), i, t) for i, t in enumerate(tests)),
+        key=lambda item: (item[0][0], item[1]),
+    )
+    return [(rank[1], test) for rank, _, test in ranked]
+
+
+def replay_test_command(record: RunRecord, test: TestResult) -> str:
+    """The command that reruns just *test* with the same examples (same seed)."""
+    import shlex
+
+    name = test.nodeid.partition("::")[2].partition("[")[0]
+    return shlex.join([*shlex.split(replay_command(record, filters=False)), "-k", name])
+
+
+def replay_command(record: RunRecord, *, filters: bool = True) -> str:
     """The command line that reruns *record* with the same examples (same seed)."""
     import shlex
 
     header = record.header
     hypothesis = header.get("hypothesis") or {}
-    filters = header.get("filters") or {}
+    selection = (header.get("filters") or {}) if filters else {}
     argv = ["dsh-conformance", "run", "--adapter", str((header.get("adapter") or {}).get("name"))]
     if hypothesis.get("seed") is not None:
         argv += ["--seed", str(hypothesis["seed"])]
     if hypothesis.get("profile") in {"quick", "dev", "ci", "thorough"}:
         argv += ["--hypothesis-profile", str(hypothesis["profile"])]
     argv += ["--spec-profile", str(header.get("spec_profile", "seed"))]
-    for requirement in filters.get("requirements") or ():
+    for requirement in selection.get("requirements") or ():
         argv += ["--requirement", str(requirement)]
-    for capability in filters.get("capabilities") or ():
+    for capability in selection.get("capabilities") or ():
         argv += ["--capability", str(capability)]
-    if filters.get("keyword"):
-        argv += ["-k", str(filters["keyword"])]
+    if selection.get("keyword"):
+        argv += ["-k", str(selection["keyword"])]
     if header.get("expectations"):
         argv += ["--expectations", str(header["expectations"])]
+    gate = header.get("gate") or {}
+    for capability in gate.get("require") or ():
+        argv += ["--require", str(capability)]
+    if gate.get("allow_empty"):
+        argv.append("--allow-empty")
     return shlex.join(argv)

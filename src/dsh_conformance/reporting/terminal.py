@@ -13,8 +13,11 @@ from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import for_terminal
 from dsh_conformance.reporting.summary import (
     compliance,
+    gate_ordered,
     replay_command,
     requirement_rows,
+    review_items,
+    run_problems,
     verdicts,
 )
 
@@ -26,6 +29,8 @@ STYLES: Final = {
     "not applicable": "dim",
     "untested": "magenta",
     "inconclusive": "dim yellow",
+    "review": "blue",
+    "MAY: cannot fail the seed verdict": "dim",
 }
 
 
@@ -86,6 +91,7 @@ def failures(record: RunRecord, limit: int = 30) -> RenderableType:
     lines: list[RenderableType] = []
     bad = [t for t in record.tests if t.outcome not in {Outcome.PASS, Outcome.SKIPPED}]
     bad = [t for t in bad if t.outcome is not Outcome.UNSUPPORTED]
+    bad = [test for _, test in gate_ordered(record, bad)]
     for test in bad[:limit]:
         line = Text()
         line.append(f"{test.outcome.upper():8}", style=STYLES.get(str(test.outcome), "red"))
@@ -104,11 +110,26 @@ def failures(record: RunRecord, limit: int = 30) -> RenderableType:
     return Group(*lines)
 
 
+def problem_lines(record: RunRecord) -> RenderableType:
+    """What keeps the run from passing, in red (D-175)."""
+    return Group(
+        *(_text(f"NOT A PASS ({p.code}): {p.message}", "bold red") for p in run_problems(record))
+    )
+
+
 def print_summary(record: RunRecord, console: Console, *, show_failures: bool = True) -> None:
+    console.print(problem_lines(record))
     console.print(requirement_table(record))
     if show_failures:
         console.print(failures(record))
     console.print(totals_line(record))
     console.print(verdict_lines(record))
+    console.print(problem_lines(record))
+    missing = [i for i in review_items(record) if i.review is None]
+    if missing:  # D-199: listed, never a failure
+        ids = ", ".join(dict.fromkeys(i.requirement for i in missing))
+        console.print(
+            _text(f"reviews missing: {len(missing)} ({ids}); see report.md for the texts", "blue")
+        )
     if any(t.outcome not in {Outcome.PASS, Outcome.UNSUPPORTED} for t in record.tests):
         console.print(_text(f"replay: {replay_command(record)}", "dim"))
