@@ -62,6 +62,7 @@ def test_the_matrix_shows_where_the_sets_differ(tmp_path: Path) -> None:
         "0.1.1-rc.2": "absent",
     }
     assert rows["PROJ-004"]["differs"]
+    assert rows["PROJ-004"]["passing"]["0.1.0-rc.7"] == "1/1"
     assert rows["REL-001"]["verdict"] == "release"
     sets = {s["set"]: s for s in data["sets"]}
     assert sets["0.1.0-rc.7"]["differs_from_pinned"] == {LOOP: "0.1.0-rc.6"}

@@ -139,6 +139,7 @@ def run_set(release: str, cache: Path, keep: Path, hypothesis: str) -> dict[str,
 
 def summarise(release: str, records: Mapping[str, Path | str]) -> dict[str, Any]:
     """The matrix column of *release* from its records (or error strings)."""
+    from dsh_conformance.outcomes import Outcome
     from dsh_conformance.record import load_record
     from dsh_conformance.reporting.summary import requirement_rows, verdicts
 
@@ -175,6 +176,8 @@ def summarise(release: str, records: Mapping[str, Path | str]) -> dict[str, Any]
             kind = "release" if profile == "release" else row.verdict
             column["rows"][row.id] = {
                 "status": row.status,
+                # tests that pass / that judge it: a status can hold while tests move
+                "passing": f"{row.counts.get(Outcome.PASS, 0)}/{sum(row.counts.values())}",
                 "verdict": kind,
                 "level": row.level,
                 "title": row.title,
@@ -223,8 +226,18 @@ def build(columns: Sequence[dict[str, Any]]) -> dict[str, Any]:
     requirements = []
     for rid in sorted(ids, key=lambda i: (order.get(ids[i]["verdict"], 3), i)):
         statuses = {c["set"]: c["rows"].get(rid, {}).get("status", "absent") for c in columns}
-        ran = {statuses[c["set"]] for c in columns if c["rows"]}  # an errored set differs in all
-        requirements.append({"id": rid, **ids[rid], "status": statuses, "differs": len(ran) > 1})
+        passing = {c["set"]: c["rows"].get(rid, {}).get("passing", "") for c in columns}
+        ran = {(statuses[c["set"]], passing[c["set"]]) for c in columns if c["rows"]}
+        requirements.append(
+            {
+                "id": rid,
+                **ids[rid],
+                "status": statuses,
+                "passing": passing,
+                # an errored set would differ everywhere: only sets that ran are compared
+                "differs": len(ran) > 1,
+            }
+        )
     pinned: dict[str, str] = next((c["components"] for c in columns if c["set"] == PINNED), {})
     sets = []
     for column in columns:
@@ -339,7 +352,12 @@ def _rows(rows: Sequence[Mapping[str, Any]], sets: Sequence[str]) -> list[str]:
         "|---|---|---|" + "---|" * len(sets) + "---|",
     ]
     for row in rows:
-        cells = " | ".join(_ICON.get(row["status"][s], row["status"][s]) for s in sets)
+        counts = set(row.get("passing", {}).values())
+        cells = " | ".join(
+            _ICON.get(row["status"][s], row["status"][s])
+            + (f" ({row['passing'][s]} pass)" if len(counts) > 1 and row["passing"][s] else "")
+            for s in sets
+        )
         out.append(
             f"| {row['id']} | {row['verdict']} | {row['level']} | {cells} | {_cell(row['title'])} |"
         )
