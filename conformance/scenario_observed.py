@@ -10,10 +10,11 @@ own ``prepare()`` steps.  Nothing here imports the model; texts are unique per o
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
-from dsh_conformance.conformance.agent_support import DELIM
+from dsh_conformance.conformance.agent_support import DELIM, prefix_text
 from dsh_conformance.conformance.scenario_oracle import (
     PROMPT_EVENTS,
     Record,
@@ -50,12 +51,14 @@ def _owned_text(value: str) -> bool:
     return value.startswith(("ctx-", "lctx-"))
 
 
-def direct(event: Event) -> list[Any]:
-    """The blocks of a prompt event after its (last) delimiter: its effective prompt."""
-    content: list[Any] = event["data"]["content"]
-    if DELIM not in content:
-        return content
-    return content[len(content) - content[::-1].index(DELIM) :]
+#: An owned context text (``ctx-<step>-<j>``, ``lctx-<n>``: digits only, unique per owner).
+_OWNED: Final = re.compile(r"l?ctx-\d+(?:-\d+)?")
+
+
+def baked_texts(event: Event) -> list[str]:
+    """The owned context texts baked into a prompt event, read from the text the model
+    sees before the delimiter: whatever the block layout (D-195), even run together."""
+    return _OWNED.findall(baked(event))
 
 
 def _json(value: object) -> str:
@@ -80,9 +83,9 @@ def prefix_adds_no_event(events: Sequence[Event]) -> None:
     records: list[str] = []
     for position, event in enumerate(events):
         if event["type"] in PROMPT_EVENTS and event["data"].get("envelope"):
-            again = set(baked(event)) & set(run_after(events, position))
+            again = set(baked_texts(event)) & set(run_after(events, position))
             assert not again, f"prefix {sorted(again)} also written as a context message"
-            prefixes += baked(event)
+            prefixes += baked_texts(event)
             records += [_json(c) for c in event["data"]["envelope"]["prefixContexts"]]
     for event in events:
         if event["type"] in SEED_EVENT_TYPES:
@@ -136,9 +139,12 @@ def rewrite_reaches_content_and_display(events: Sequence[Event]) -> None:
     for event in events:
         if event["type"] not in PROMPT_EVENTS or not event["data"].get("envelope"):
             continue
-        model, shown = direct(event), display(event)
-        if any(t.startswith("rewritten-") for t in texts(model) + texts(shown)):
-            assert model == shown, f"the rewrite differs: model {model}, display {shown}"
+        model, shown = event["data"]["content"], display(event)
+        if "rewritten-" in "".join(texts(model) + texts(shown)):
+            # the model reads prefix, delimiter, then exactly what is displayed (D-195)
+            assert prefix_text(model, shown) is not None, (
+                f"the rewrite differs: model {model}, display {shown}"
+            )
 
 
 # --- INBOX-001 / INBOX-004: the frozen record and its observation -------------------------
@@ -262,7 +268,7 @@ def _chain(script: Mapping[str, Any], k: int) -> list[Mapping[str, Any]]:
 
 
 def _carried(events: Sequence[Event], position: int) -> set[str]:
-    pieces = baked(events[position]) + run_after(events, position)
+    pieces = baked_texts(events[position]) + run_after(events, position)
     return {t for t in pieces if _owned_text(t)}
 
 

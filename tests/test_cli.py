@@ -208,9 +208,10 @@ def test_spec_profile_selects_tests_through_their_requirements(tmp_path: Path) -
 
     out = tmp_path / "out"
     done = cli("run", "--spec-profile", "release", "--report-dir", str(out))
-    # the reference model declares no release capability: nothing applicable ran (D-175)
-    assert done.returncode == 5, done.stderr
-    assert "error[no-applicable-test]" in done.stderr
+    # PROJ-012 (release profile, capability projection) runs on the reference model, which
+    # writes no interrupted assistant message: it passes; every other release test is unsupported
+    assert done.returncode == 0, done.stderr
+    assert "release profile: pass" in done.stdout
     lines = (out / "record.jsonl").read_text().splitlines()
     tests = [json.loads(line) for line in lines[1:-1]]
     catalog = load_catalog().requirements
