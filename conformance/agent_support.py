@@ -16,6 +16,24 @@ from dsh_conformance.adapters.client import Implementation
 
 DELIM_TEXT: Final = "\n\n## My request:\n"
 DELIM: Final = {"type": "text", "text": DELIM_TEXT}
+#: Event types of the seed era; placement adds none (ENV-052).
+SEED_EVENT_TYPES: Final = frozenset(
+    {
+        "turn/start",
+        "turn/end",
+        "step/start",
+        "step/end",
+        "user/message",
+        "prompt/blocked",
+        "context/message",
+        "steering/message",
+        "assistant/chunk",
+        "assistant/message",
+        "tool/call",
+        "tool/result",
+        "request/header",
+    }
+)
 USER: Final = {"kind": "user"}
 SURFACE_TYPES: Final = frozenset(
     {"user/message", "assistant/message", "tool/result", "context/message", "steering/message"}

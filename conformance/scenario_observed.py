@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
-from dsh_conformance.conformance.agent_support import DELIM, prefix_text
+from dsh_conformance.conformance.agent_support import DELIM, SEED_EVENT_TYPES, prefix_text
 from dsh_conformance.conformance.scenario_oracle import (
     PROMPT_EVENTS,
     Record,
@@ -27,23 +27,6 @@ from dsh_conformance.conformance.scenario_oracle import (
 Event = Mapping[str, Any]
 USER: Final = {"kind": "user"}
 #: Event types of the note's era; placement adds none (ENV-052).
-SEED_EVENT_TYPES: Final = frozenset(
-    {
-        "turn/start",
-        "turn/end",
-        "step/start",
-        "step/end",
-        "user/message",
-        "prompt/blocked",
-        "context/message",
-        "steering/message",
-        "assistant/chunk",
-        "assistant/message",
-        "tool/call",
-        "tool/result",
-        "request/header",
-    }
-)
 
 
 def _owned_text(value: str) -> bool:

@@ -17,6 +17,7 @@ from dsh_conformance.checks import check, expect_equal
 from dsh_conformance.conformance.agent_support import (
     DELIM,
     DELIM_TEXT,
+    SEED_EVENT_TYPES,
     USER,
     AgentHandle,
     baked_as_the_note_says,
@@ -32,23 +33,6 @@ from dsh_conformance.conformance.agent_support import (
 )
 
 pytestmark = pytest.mark.capability("agent")
-
-#: Event types of the seed era; placement adds none (ENV-052).
-SEED_EVENT_TYPES = {
-    "turn/start",
-    "turn/end",
-    "step/start",
-    "step/end",
-    "user/message",
-    "prompt/blocked",
-    "context/message",
-    "steering/message",
-    "assistant/chunk",
-    "assistant/message",
-    "tool/call",
-    "tool/result",
-    "request/header",
-}
 
 
 def step_until(agent: AgentHandle, name: str) -> None:
