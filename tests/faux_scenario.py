@@ -112,19 +112,8 @@ class InjectRefusesMeta(Agent):
         super().inject(content, source)
 
 
-def _rewrite_chain(
-    listeners: Sequence[Listener], kind: str, spec: Mapping[str, Any]
-) -> list[Listener]:
-    out = []
-    for listener in listeners:
-        if listener.kind == kind:
-            listener = Listener(listener.event, FrozenDict({**thaw(listener.spec), **spec}))
-        out.append(listener)
-    return out
-
-
-class AllowNotAuthoritative(Agent):
-    """An allow returned without next() still gets the record's own contexts (INBOX-012)."""
+class _RewrittenListeners(Agent):
+    """A host that changes each listener the script installs (``rewrite``) before use."""
 
     @property  # type: ignore[override]
     def listeners(self) -> list[Listener]:
@@ -132,10 +121,19 @@ class AllowNotAuthoritative(Agent):
 
     @listeners.setter
     def listeners(self, value: list[Listener]) -> None:
-        self._kit_listeners = [
-            Listener(x.event, FrozenDict({"kind": "pass"})) if x.kind == "allow" else x
-            for x in value
-        ]
+        self._kit_listeners = [self.rewrite(x) for x in value]
+
+    def rewrite(self, listener: Listener) -> Listener:
+        raise NotImplementedError
+
+
+class AllowNotAuthoritative(_RewrittenListeners):
+    """An allow returned without next() still gets the record's own contexts (INBOX-012)."""
+
+    def rewrite(self, listener: Listener) -> Listener:
+        if listener.kind == "allow":
+            return Listener(listener.event, FrozenDict({"kind": "pass"}))
+        return listener
 
 
 class ExpandsMentions(Agent):
@@ -219,21 +217,15 @@ class PartialAsMessage(Agent):
 # --- allowed differences --------------------------------------------------------------------
 
 
-class ContextsAppended(Agent):
+class ContextsAppended(_RewrittenListeners):
     """add-contexts appends by default (the note names no order for listener contexts)."""
 
-    @property  # type: ignore[override]
-    def listeners(self) -> list[Listener]:
-        return self._kit_listeners
-
-    @listeners.setter
-    def listeners(self, value: list[Listener]) -> None:
-        self._kit_listeners = [
-            Listener(x.event, FrozenDict({**thaw(x.spec), "position": "append"}))
-            if x.kind == "add-contexts" and "position" not in x.spec
-            else x
-            for x in value
-        ]
+    def rewrite(self, listener: Listener) -> Listener:
+        if listener.kind == "add-contexts" and "position" not in listener.spec:
+            return Listener(
+                listener.event, FrozenDict({**thaw(listener.spec), "position": "append"})
+            )
+        return listener
 
 
 class InjectMetaNotLogged(Agent):
