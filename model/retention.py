@@ -220,9 +220,10 @@ def retain(
     heap = [(-item.text_length(), i) for i, item in enumerate(retained)] if size > max_bytes else []
     heapq.heapify(heap)
     encoded: dict[int, bytes] = {}
-    # Every pass strictly shortens one text, so the loop ends; the bound turns a broken
+    # Every pass strictly shortens one text, moves one to its bare notice (once each) or
+    # retires one that can shrink no further, so the loop ends; the bound turns a broken
     # invariant into a failure instead of a hang.
-    bound = -sum(length for length, _ in heap) + 1
+    bound = -sum(length for length, _ in heap) + 2 * len(heap) + 1
     while size > max_bytes:
         bound -= 1
         if bound < 0:
@@ -230,22 +231,30 @@ def retain(
         while heap and -heap[0][0] != retained[heap[0][1]].text_length():
             heapq.heappop(heap)  # stale entry
         if not heap or heap[0][0] == 0:
-            raise _budget_exceeded()  # nothing left to shorten: the fixed fields cannot fit
+            raise _budget_exceeded()  # nothing left to shorten: the source cannot fit
         longest, li = -heap[0][0], heap[0][1]
         item = retained[li]
         target = max(0, longest - (size - max_bytes))
         if li not in encoded:
             encoded[li] = item.encoded_original()
         short = truncate_with_notice(item.original, target, encoded[li])
-        length = byte_length(short.text)
-        if length >= longest:
-            # Upstream's slices are always shorter than the text they replace; only the
-            # bare notice of D-37 can fail to shorten it: a preserved message cannot
-            # shrink any further, so the source cannot fit.
-            raise _budget_exceeded()
         old = item.size
-        item.text, item.omitted, item.length = short.text, short.omitted, length
-        size += item.resize() - old
+        if short.fits:
+            # Upstream's slice: never longer than the target, so strictly shorter.
+            item.text, item.omitted, item.length = short.text, short.omitted, -1
+            size += item.resize() - old
+        elif byte_length(short.text) < len(encoded[li]) and (
+            _ITEM_FIXED[item.role] + tag_safe_length(short.text) < old
+        ):
+            # D-37: where upstream would empty the text, its bare notice -- shorter than
+            # the original (so no text ever grows past it) and smaller as JSON.
+            item.text, item.omitted, item.length = short.text, short.omitted, -1
+            size += item.resize() - old
+        else:
+            # Not even the bare notice makes this message smaller: it is as small as it
+            # can be, but the next-longest text may still shrink (RET-011, D-37).
+            heapq.heappop(heap)
+            continue
         heapq.heappush(heap, (-item.text_length(), li))
 
     omitted_bytes = sum(item.omitted for item in retained) + dropped_bytes
