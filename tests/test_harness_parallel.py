@@ -33,6 +33,9 @@ def start(out: Path, *extra: str) -> subprocess.Popen[str]:
 def finish(process: subprocess.Popen[str], out: Path) -> RunRecord:
     _, stderr = process.communicate(timeout=600)
     assert process.returncode == 1, stderr  # the padded URIs fail URI-001/URI-004
+    # stderr is for people: no plugin's warning (pytest-benchmark warned three times, once
+    # per process, that xdist disables it -- the suite has no benchmarks).
+    assert "Warning" not in stderr, stderr
     return load_record(out / "record.jsonl")  # validated against record.json line by line
 
 

@@ -78,6 +78,10 @@ def _setup(workdir: Path) -> list[str]:
         "--import-mode=importlib",
         "-p",
         "no:cacheprovider",
+        # The suite has no benchmarks; installed beside xdist, pytest-benchmark would warn
+        # once per process on stderr that a parallel run disables it.
+        "-p",
+        "no:benchmark",
         "-qq",
         "--no-header",
         "--no-summary",
