@@ -295,12 +295,13 @@ def test_context_framing_and_data(
         assert prompt.endswith(CLOSE)
         region = data_region(prompt)
         assert "<" not in region
-    # ENV-001 (seed): one aggregated JSON context beneath the warning.
+    # ENV-001 (seed): one aggregated JSON context beneath a warning (what the warning says
+    # is a person's review, test_warning_text).
     with check("ENV-001", prompt=prompt):
         data = js_loads(data_region(prompt))
         assert isinstance(data, list)
         assert [d["sessionId"] for d in data] == [c.id for c in cases]
-        assert "untrusted" in prompt[: prompt.index(OPEN)].lower()
+        assert warning_of(prompt), "no warning above the data"
     meta = context["meta"]
     expect_equal("ENV-008", (meta["kind"], meta["version"]), ("session-reference", 1))
     for case, label, d, m in zip(cases, labels, data, meta["references"], strict=False):
@@ -353,6 +354,12 @@ def test_upstream_hostile_source_text_stays_data(impl: Implementation) -> None:
         assert data["conversation"] == [{"role": "user", "text": hostile}]
 
 
+#: What ENV-001's sentence says the warning is: an untrusted-background warning; only a
+#: hint beside the review, never a verdict (D-199): "not to be trusted" says it too.
+UNTRUSTED_MEANING = (
+    ("untrusted data", re.compile(r"\b(untrusted|not (to )?be trusted|do not trust)\b")),
+    ("background", re.compile(r"\bbackground\b")),
+)
 #: What ENV-002's sentence says the warning tells the model, as phrases most wordings keep:
 #: only hints beside the review, never a verdict (D-199)
 #: (matched case-insensitively on whitespace-normalized text; D-39 allows rewording).
@@ -371,21 +378,22 @@ def warning_of(prompt: str) -> str:
     return " ".join(prompt[: prompt.index(OPEN)].split()).lower()
 
 
+def hints(warning: str, meaning: tuple[tuple[str, re.Pattern[str]], ...]) -> list[str]:
+    """What a keyword reading of *warning* missed: hints for the reviewer, not a verdict."""
+    return [f"no words for {what!r}" for what, pattern in meaning if not pattern.search(warning)]
+
+
 @pytest.mark.req("ENV-001", "ENV-002", "ENV-009")
 def test_warning_text(impl: Implementation) -> None:
     prompt = payload_prompt(impl)
     warning = warning_of(prompt)
-    missing = [what for what, pattern in WARNING_MEANING if not pattern.search(warning)]
     # what the warning tells the model is meaning: a person's review, never pass/fail (D-199)
-    review(
-        "ENV-002",
-        prompt[: prompt.index(OPEN)],
-        hints=[f"no words for {what!r}" for what in missing],
-    )
-    # "fixed": the same warning whatever is referenced, and it calls the data untrusted.
+    review("ENV-001", prompt[: prompt.index(OPEN)], hints=hints(warning, UNTRUSTED_MEANING))
+    review("ENV-002", prompt[: prompt.index(OPEN)], hints=hints(warning, WARNING_MEANING))
+    # "fixed": a warning, the same whatever is referenced.
     other = prepare(impl, [{"sessionId": "b"}], sessions={"b": small("b", "<x> other")})
     with check("ENV-001", warning=warning):
-        assert "untrusted" in warning
+        assert warning, "no warning above the data"
         assert warning_of(other["contexts"][0]["content"][0]["text"]) == warning
     expect_equal("ENV-009", prompt[: prompt.index(OPEN)], WARNING, what="warning bytes")
 

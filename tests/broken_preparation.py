@@ -70,6 +70,19 @@ class RawClosingTag(Wrapped):
         return result
 
 
+class NoWarning(Wrapped):
+    """ENV-001: the data region with no warning above it (the opening tag leads the prompt)."""
+
+    name = "no warning above the data"
+
+    def op_prepare(self, args: Mapping[str, Any]) -> Any:
+        result = self.reference.call("prepare", args)
+        for context in result["contexts"]:
+            for block in context["content"]:
+                block["text"] = block["text"][block["text"].index("<referenced-sessions>") :]
+        return result
+
+
 def small_default_cap() -> SmallDefaultCap:
     return SmallDefaultCap()
 
@@ -111,6 +124,10 @@ def raw_closing_tag() -> RawClosingTag:
     return RawClosingTag()
 
 
+def no_warning() -> NoWarning:
+    return NoWarning()
+
+
 #: factory -> (the seed/profile ids it must be blamed on, the kit tests that kill it).
 KIT: Mapping[str, tuple[frozenset[str], tuple[str, ...]]] = {
     "small_default_cap": (frozenset({"RET-001"}), ("test_prepare.py::test_the_default_cap",)),
@@ -143,6 +160,7 @@ KIT: Mapping[str, tuple[frozenset[str], tuple[str, ...]]] = {
         frozenset({"ENV-007", "ENV-003"}),
         ("test_prepare.py::test_upstream_hostile_source_text",),
     ),
+    "no_warning": (frozenset({"ENV-001"}), ("test_prepare.py::test_warning_text",)),
 }
 FACTORIES: Mapping[str, Callable[[], Wrapped]] = {
     "small_default_cap": small_default_cap,
@@ -154,4 +172,5 @@ FACTORIES: Mapping[str, Callable[[], Wrapped]] = {
     "drops_newer_first": drops_newer_first,
     "rereads_after_mutation": rereads_after_mutation,
     "raw_closing_tag": raw_closing_tag,
+    "no_warning": no_warning,
 }

@@ -74,6 +74,10 @@ def _hostile(impl: Implementation) -> None:
     test_prepare.test_upstream_hostile_source_text_stays_data(impl)
 
 
+def _warning(impl: Implementation) -> None:
+    test_prepare.test_warning_text(impl)
+
+
 CASES: dict[str, Case] = {
     "small_default_cap": _default_cap,
     "no_default_cap": _default_cap,
@@ -84,6 +88,7 @@ CASES: dict[str, Case] = {
     "drops_newer_first": _drop_order,
     "rereads_after_mutation": _isolation,
     "raw_closing_tag": _hostile,
+    "no_warning": _warning,
 }
 
 
