@@ -22,7 +22,7 @@ from dsh_conformance.checks import (
 )
 from dsh_conformance.cli import main
 from dsh_conformance.outcomes import Outcome
-from dsh_conformance.record import RecordWriter, TestResult, load_record
+from dsh_conformance.record import RecordWriter, RunRecord, TestResult, load_record
 from dsh_conformance.reporting import html, jsonreport, junit, markdown
 from dsh_conformance.reporting.summary import (
     GATES,
@@ -260,3 +260,22 @@ def test_diff_gates_like_summary(tmp_path: Path) -> None:
         runner.invoke(main, ["diff", str(base2), str(profile), "--fail-on", "profile"]).exit_code
         == 1
     )
+
+
+def test_the_replay_names_a_manifest_only_when_it_is_not_the_built_in_one(tmp_path: Path) -> None:
+    """A run of an adapter with a built-in manifest loads it anyway: naming it would put an
+    absolute path into site-packages into every replay line."""
+    from dsh_conformance.adapters.expectations import builtin_manifest
+    from dsh_conformance.reporting.summary import replay_command
+
+    builtin = builtin_manifest("reference")
+    assert builtin is not None
+    own = tmp_path / "own.toml"
+    for adapter, manifest, named in (
+        ("reference", str(builtin), False),
+        ("upstream", str(builtin), True),  # another adapter's manifest is a choice
+        ("reference", str(own), True),
+    ):
+        header = {"adapter": {"name": adapter}, "expectations": manifest}
+        command = replay_command(RunRecord(header, (), None))
+        assert ("--expectations" in command) is named, command

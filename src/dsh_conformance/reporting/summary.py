@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Final
 
 from attrs import frozen
@@ -481,6 +482,15 @@ def replay_test_command(record: RunRecord, test: TestResult) -> str:
     return shlex.join([*shlex.split(replay_command(record, filters=False)), "-k", name])
 
 
+def _is_builtin(manifest: str, adapter: str) -> bool:
+    """Whether *manifest* is the one a run of *adapter* loads anyway: the replay need not
+    name it (an absolute path into site-packages helps nobody)."""
+    from dsh_conformance.adapters.expectations import builtin_manifest
+
+    builtin = builtin_manifest(adapter)
+    return builtin is not None and Path(manifest).resolve() == builtin.resolve()
+
+
 def replay_command(record: RunRecord, *, filters: bool = True) -> str:
     """The command line that reruns *record* with the same examples (same seed)."""
     import shlex
@@ -500,7 +510,7 @@ def replay_command(record: RunRecord, *, filters: bool = True) -> str:
         argv += ["--capability", str(capability)]
     if selection.get("keyword"):
         argv += ["-k", str(selection["keyword"])]
-    if header.get("expectations"):
+    if header.get("expectations") and not _is_builtin(str(header["expectations"]), argv[3]):
         argv += ["--expectations", str(header["expectations"])]
     gate = header.get("gate") or {}
     for capability in gate.get("require") or ():
