@@ -71,7 +71,18 @@ def test_a_missing_review_is_listed_and_fails_nothing(tmp_path: Path) -> None:
     assert "explain without mutating or continuing the task" in report
     data = json.loads((tmp_path / "out" / "report.json").read_text("utf-8"))
     assert data["reviews"][0]["review"] is None
-    assert "reviews missing: 1 (SIDE-007)" in done.stdout
+    # The manifest reviewed an earlier text under SIDE-007: every report says it changed.
+    earlier = text_sha256("an earlier framing")
+    assert item.stale == (earlier,)
+    assert data["reviews"][0]["stale"] == [earlier]
+    assert "**changed since its review**" in report
+    assert "reviews missing: 1 (SIDE-007, changed since their review: SIDE-007)" in done.stdout
+    html = (tmp_path / "out" / "report.html").read_text("utf-8")
+    assert "<h3>Reviews (1, 1 missing)</h3>" in html
+    assert "explain without mutating or continuing the task" in html
+    assert f"an earlier text (sha256 {earlier})" in html
+    junit = (tmp_path / "out" / "junit.xml").read_text("utf-8")
+    assert f'name="review.SIDE-007" value="missing (sha256 {item.sha256});' in junit
 
 
 def test_a_recorded_review_applies_to_its_text(tmp_path: Path) -> None:
@@ -87,6 +98,9 @@ def test_a_recorded_review_applies_to_its_text(tmp_path: Path) -> None:
     }
     assert _status(record, "SIDE-007") == "pass"
     assert "reviewed by reviewer@example.org" in (tmp_path / "out" / "report.md").read_text()
+    assert item.stale == ()
+    junit = (tmp_path / "out" / "junit.xml").read_text("utf-8")
+    assert 'name="review.SIDE-007" value="reviewed by reviewer@example.org: says:' in junit
 
 
 def test_a_review_never_raises_and_is_taken_once() -> None:

@@ -576,10 +576,18 @@ class HarnessPlugin:
 
         out = []
         for item in take_reviews():
-            found = None
-            if self.manifest is not None:
-                found = self.manifest.review_of(item["requirement"], item["sha256"])
-            out.append({**item, "review": found.to_json()} if found is not None else item)
+            if self.manifest is None:
+                out.append(item)
+                continue
+            found = self.manifest.review_of(item["requirement"], item["sha256"])
+            if found is not None:
+                out.append({**item, "review": found.to_json()})
+                continue
+            # A review of the same requirement for another text: the text changed since.
+            stale = [
+                r.sha256 for r in self.manifest.reviews if r.requirement == item["requirement"]
+            ]
+            out.append({**item, "stale": stale} if stale else item)
         return tuple(out)
 
     # --- the end --------------------------------------------------------------------------

@@ -20,6 +20,8 @@ from dsh_conformance.reporting.summary import (
     gate_ordered,
     replay_test_command,
     requirement_rows,
+    review_items,
+    review_state,
     run_problems,
     verdicts,
 )
@@ -109,8 +111,29 @@ def _overview(records: Sequence[RunRecord]) -> str:
                 if failing
                 else "<p>No failing tests.</p>"
             )
+            + _reviews(record)
         )
     return "".join(parts)
+
+
+def _reviews(record: RunRecord) -> str:
+    """D-199: each text beside the note's sentence, missing reviews first; never a failure."""
+    items = sorted(review_items(record), key=lambda i: (i.review is not None, i.requirement))
+    if not items:
+        return ""
+    missing = sum(1 for i in items if i.review is None)
+    rows = "".join(
+        f"<li><b>{for_html(i.requirement)}</b>: {for_html(review_state(i))}"
+        f"<blockquote>{for_html(i.sentence)}</blockquote><pre>{for_html(i.text[:4000])}</pre>"
+        + (f"<small>hints: {for_html('; '.join(i.hints))}</small>" if i.hints else "")
+        + "</li>"
+        for i in items
+    )
+    return (
+        f"<h3>Reviews ({len(items)}, {missing} missing)</h3><p>A person judges each text "
+        "against the note's sentence and records the review in the manifest; a review "
+        f"never fails a verdict.</p><ul>{rows}</ul>"
+    )
 
 
 def render(records: Sequence[RunRecord], title: str = "dsh-conformance") -> str:

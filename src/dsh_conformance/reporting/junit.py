@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 from dsh_conformance.outcomes import Outcome
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import for_xml
-from dsh_conformance.reporting.summary import run_problems, verdicts
+from dsh_conformance.reporting.summary import review_items, review_state, run_problems, verdicts
 
 _FAILURE = {Outcome.FAIL: "failure", Outcome.XPASS: "failure"}
 _ERROR = {Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT}
@@ -75,6 +75,13 @@ def render(record: RunRecord) -> str:
     for name, version in record.components.items():
         ET.SubElement(
             suite_props, "property", name=f"component.{for_xml(name)}", value=for_xml(version)
+        )
+    for item in review_items(record):  # D-199: listed, never a failure
+        ET.SubElement(
+            suite_props,
+            "property",
+            name=f"review.{for_xml(item.requirement)}",
+            value=for_xml(review_state(item)),
         )
     suite.insert(0, suite_props)
     if record.truncated:

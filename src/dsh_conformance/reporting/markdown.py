@@ -168,6 +168,12 @@ def review_section(record: RunRecord) -> list[str]:
     for item in sorted(items, key=lambda i: (i.review is not None, i.requirement)):
         if item.review is None:
             state = f"**missing** (sha256 `{item.sha256}`)"
+            if item.stale:
+                shas = ", ".join(f"`{sha}`" for sha in item.stale)
+                state += (
+                    f"<br>**changed since its review**: the manifest reviewed another text "
+                    f"(sha256 {shas}); read this one and record it"
+                )
             if item.hints:
                 state += "<br>hints: " + for_markdown_cell("; ".join(item.hints), 400)
         else:

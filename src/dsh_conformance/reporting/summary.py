@@ -154,6 +154,9 @@ class ReviewItem:
     #: The host's review from its manifest (``{by, why}``), or None: a missing review.
     review: Mapping[str, str] | None
     tests: tuple[str, ...]
+    #: sha256s the manifest reviewed under the same requirement while this text has none:
+    #: the text changed since its review (the review no longer applies).
+    stale: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -164,7 +167,21 @@ class ReviewItem:
             "hints": list(self.hints),
             "review": dict(self.review) if self.review is not None else None,
             "tests": list(self.tests),
+            "stale": list(self.stale),
         }
+
+
+def review_state(item: ReviewItem) -> str:
+    """One line on whether a host's review covers *item* (D-199), for every report."""
+    if item.review is not None:
+        return f"reviewed by {item.review.get('by')}: {item.review.get('why')}"
+    state = f"missing (sha256 {item.sha256})"
+    if item.stale:
+        state += (
+            f"; the manifest's review of {item.requirement} is of an earlier text "
+            f"(sha256 {', '.join(item.stale)}): the text changed, read it again"
+        )
+    return state
 
 
 def review_items(record: RunRecord) -> list[ReviewItem]:
@@ -183,6 +200,7 @@ def review_items(record: RunRecord) -> list[ReviewItem]:
                     known.hints,
                     known.review,
                     (*known.tests, test.nodeid),
+                    known.stale,
                 )
                 continue
             found[key] = ReviewItem(
@@ -193,6 +211,7 @@ def review_items(record: RunRecord) -> list[ReviewItem]:
                 hints=tuple(str(h) for h in item.get("hints", ())),
                 review=item.get("review"),
                 tests=(test.nodeid,),
+                stale=tuple(str(sha) for sha in item.get("stale", ())),
             )
     return list(found.values())
 

@@ -128,8 +128,13 @@ def print_summary(record: RunRecord, console: Console, *, show_failures: bool = 
     missing = [i for i in review_items(record) if i.review is None]
     if missing:  # D-199: listed, never a failure
         ids = ", ".join(dict.fromkeys(i.requirement for i in missing))
+        changed = ", ".join(dict.fromkeys(i.requirement for i in missing if i.stale))
+        since = f", changed since their review: {changed}" if changed else ""
         console.print(
-            _text(f"reviews missing: {len(missing)} ({ids}); see report.md for the texts", "blue")
+            _text(
+                f"reviews missing: {len(missing)} ({ids}{since}); see report.md for the texts",
+                "blue",
+            )
         )
     if any(t.outcome not in {Outcome.PASS, Outcome.UNSUPPORTED} for t in record.tests):
         console.print(_text(f"replay: {replay_command(record)}", "dim"))
