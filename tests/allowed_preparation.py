@@ -40,6 +40,15 @@ class Wrapped(_Broken):
     name = "wrapped"
     kind = "kit"
 
+    def prepare_rewritten(self, args: Mapping[str, Any], rewrite: Callable[[str], str]) -> Any:
+        """The reference's ``prepare`` with every context's prompt text passed through
+        *rewrite* (the kits' way to change one thing about the prompt)."""
+        result = self.reference.call("prepare", args)
+        for context in result["contexts"]:
+            for block in context["content"]:
+                block["text"] = rewrite(block["text"])
+        return result
+
 
 # --- own retention arithmetic ------------------------------------------------------------
 
@@ -229,12 +238,7 @@ class RewordedWarning(Wrapped):
     name = "reworded warning"
 
     def op_prepare(self, args: Mapping[str, Any]) -> Any:
-        result = self.reference.call("prepare", args)
-        for context in result["contexts"]:
-            for block in context["content"]:
-                text = block["text"]
-                block["text"] = REWORDED + text[text.index(OPEN) :]
-        return result
+        return self.prepare_rewritten(args, lambda text: REWORDED + text[text.index(OPEN) :])
 
 
 class OtherConfigCode(Wrapped):

@@ -61,13 +61,10 @@ class RawClosingTag(Wrapped):
     name = "raw closing tag in the data region"
 
     def op_prepare(self, args: Mapping[str, Any]) -> Any:
-        result = self.reference.call("prepare", args)
-        for context in result["contexts"]:
-            for block in context["content"]:
-                block["text"] = block["text"].replace(
-                    "\\u003c/referenced-sessions>", "</referenced-sessions>"
-                )
-        return result
+        return self.prepare_rewritten(
+            args,
+            lambda text: text.replace("\\u003c/referenced-sessions>", "</referenced-sessions>"),
+        )
 
 
 class NoWarning(Wrapped):
@@ -76,11 +73,9 @@ class NoWarning(Wrapped):
     name = "no warning above the data"
 
     def op_prepare(self, args: Mapping[str, Any]) -> Any:
-        result = self.reference.call("prepare", args)
-        for context in result["contexts"]:
-            for block in context["content"]:
-                block["text"] = block["text"][block["text"].index("<referenced-sessions>") :]
-        return result
+        return self.prepare_rewritten(
+            args, lambda text: text[text.index("<referenced-sessions>") :]
+        )
 
 
 def small_default_cap() -> SmallDefaultCap:
