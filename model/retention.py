@@ -239,22 +239,19 @@ def retain(
             encoded[li] = item.encoded_original()
         short = truncate_with_notice(item.original, target, encoded[li])
         old = item.size
-        if short.fits:
-            # Upstream's slice: never longer than the target, so strictly shorter.
-            item.text, item.omitted, item.length = short.text, short.omitted, -1
-            size += item.resize() - old
-        elif byte_length(short.text) < len(encoded[li]) and (
-            _ITEM_FIXED[item.role] + tag_safe_length(short.text) < old
+        # Upstream's slice is never longer than the target, so strictly shorter.  Where
+        # upstream would empty the text, D-37's bare notice is taken only if it is shorter
+        # than the original (so no text ever grows past it) and smaller as JSON.
+        if not short.fits and not (
+            byte_length(short.text) < len(encoded[li])
+            and _ITEM_FIXED[item.role] + tag_safe_length(short.text) < old
         ):
-            # D-37: where upstream would empty the text, its bare notice -- shorter than
-            # the original (so no text ever grows past it) and smaller as JSON.
-            item.text, item.omitted, item.length = short.text, short.omitted, -1
-            size += item.resize() - old
-        else:
-            # Not even the bare notice makes this message smaller: it is as small as it
-            # can be, but the next-longest text may still shrink (RET-011, D-37).
+            # This message is as small as it can be, but the next-longest text may still
+            # shrink (RET-011, D-37).
             heapq.heappop(heap)
             continue
+        item.text, item.omitted, item.length = short.text, short.omitted, -1
+        size += item.resize() - old
         heapq.heappush(heap, (-item.text_length(), li))
 
     omitted_bytes = sum(item.omitted for item in retained) + dropped_bytes

@@ -75,12 +75,16 @@ def test_a_missing_review_is_listed_and_fails_nothing(tmp_path: Path) -> None:
     earlier = text_sha256("an earlier framing")
     assert item.stale == (earlier,)
     assert data["reviews"][0]["stale"] == [earlier]
-    assert "**changed since its review**" in report
+    assert f"changed since its review: the manifest reviewed another text (sha256 {earlier})" in (
+        report
+    )
     assert "reviews missing: 1 (SIDE-007, changed since their review: SIDE-007)" in done.stdout
     html = (tmp_path / "out" / "report.html").read_text("utf-8")
     assert "<h3>Reviews (1, 1 missing)</h3>" in html
     assert "explain without mutating or continuing the task" in html
-    assert f"an earlier text (sha256 {earlier})" in html
+    assert f"changed since its review: the manifest reviewed another text (sha256 {earlier})" in (
+        html
+    )
     junit = (tmp_path / "out" / "junit.xml").read_text("utf-8")
     assert f'name="review.SIDE-007" value="missing (sha256 {item.sha256});' in junit
 

@@ -21,6 +21,7 @@ from dsh_conformance.reporting.summary import (
     requirement_rows,
     review_items,
     run_problems,
+    stale_note,
     verdicts,
 )
 
@@ -169,11 +170,7 @@ def review_section(record: RunRecord) -> list[str]:
         if item.review is None:
             state = f"**missing** (sha256 `{item.sha256}`)"
             if item.stale:
-                shas = ", ".join(f"`{sha}`" for sha in item.stale)
-                state += (
-                    f"<br>**changed since its review**: the manifest reviewed another text "
-                    f"(sha256 {shas}); read this one and record it"
-                )
+                state += "<br>" + for_markdown_cell(stale_note(item), 1000)
             if item.hints:
                 state += "<br>hints: " + for_markdown_cell("; ".join(item.hints), 400)
         else:

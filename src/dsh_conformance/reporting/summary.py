@@ -171,17 +171,20 @@ class ReviewItem:
         }
 
 
+def stale_note(item: ReviewItem) -> str:
+    """Why a text with a review of its requirement in the manifest still has none."""
+    return (
+        "changed since its review: the manifest reviewed another text "
+        f"(sha256 {', '.join(item.stale)}); read this one and record it"
+    )
+
+
 def review_state(item: ReviewItem) -> str:
     """One line on whether a host's review covers *item* (D-199), for every report."""
     if item.review is not None:
         return f"reviewed by {item.review.get('by')}: {item.review.get('why')}"
     state = f"missing (sha256 {item.sha256})"
-    if item.stale:
-        state += (
-            f"; the manifest's review of {item.requirement} is of an earlier text "
-            f"(sha256 {', '.join(item.stale)}): the text changed, read it again"
-        )
-    return state
+    return f"{state}; {stale_note(item)}" if item.stale else state
 
 
 def review_items(record: RunRecord) -> list[ReviewItem]:
