@@ -120,6 +120,25 @@ class NeverTruncates(Broken):
         return ((retention, "truncate_with_notice", truncate),)
 
 
+class GivesUpOnAShortTarget(Broken):
+    name = "gives up when one text cannot meet its target"
+    invariant = (
+        "Fails the source as soon as one text cannot be sliced to its target with a notice, "
+        "although another preserved text could still shrink (the reference model failed "
+        "like this, less often, until stop 31)."
+    )
+    kills = frozenset({"RET-011"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def truncate(text: str, max_bytes: int, data: bytes | None = None) -> Truncation:
+            out = _truncate(text, max_bytes, data)
+            if not out.fits:
+                raise retention._budget_exceeded()
+            return out
+
+        return ((retention, "truncate_with_notice", truncate),)
+
+
 class DroppedNotTruncated(Broken):
     name = "drops not counted as truncation"
     invariant = "Reports `truncated: false` when messages were dropped but no text was sliced."
@@ -186,6 +205,7 @@ MEMBERS = (
     CharacterCounts,
     SilentTruncation,
     NeverTruncates,
+    GivesUpOnAShortTarget,
     DroppedNotTruncated,
     NewerDroppedFirst,
 )
