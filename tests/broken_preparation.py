@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
-from allowed_preparation import OwnRetention, WithRetention, Wrapped
+from allowed_preparation import OPEN, OwnRetention, WithRetention, Wrapped
 
 
 class SmallDefaultCap(Wrapped):
@@ -73,9 +73,7 @@ class NoWarning(Wrapped):
     name = "no warning above the data"
 
     def op_prepare(self, args: Mapping[str, Any]) -> Any:
-        return self.prepare_rewritten(
-            args, lambda text: text[text.index("<referenced-sessions>") :]
-        )
+        return self.prepare_rewritten(args, lambda text: text[text.index(OPEN) :])
 
 
 def small_default_cap() -> SmallDefaultCap:
