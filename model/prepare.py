@@ -76,9 +76,15 @@ class PrepareRun:
     contexts: list[dict[str, Any]]
     references: tuple[ReferenceInput, ...] = ()
     settled_at: float = 0.0
+    sources: tuple[RetainedSource, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"content": thaw(self.content), "contexts": thaw(self.contexts)}
+        out = {"content": thaw(self.content), "contexts": thaw(self.contexts)}
+        if self.contexts:
+            out["sources"] = [
+                {"sessionId": s.data["sessionId"], **s.typed()} for s in self.sources
+            ]
+        return out
 
 
 def _invalid_reference(message: str) -> DshError:
@@ -182,4 +188,4 @@ def prepare(
         sources.append(
             retain(outcome.snapshot, ref.label, config.max_reference_bytes, outcome.projected)
         )
-    return PrepareRun(accepted, [hook_context(sources)], refs, at)
+    return PrepareRun(accepted, [hook_context(sources)], refs, at, tuple(sources))

@@ -104,9 +104,31 @@ class RetainedSource:
     data: dict[str, Any]
     stats: RetentionStats
     size: int
+    #: Per retained message, in conversation order: the exact UTF-8 bytes its text leaves
+    #: out, and whether it is a current compact checkpoint (the typed ``sources`` field).
+    omitted: tuple[int, ...] = ()
+    checkpoints: tuple[bool, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"data": self.data, "stats": self.stats.to_json(), "size": self.size}
+
+    def typed(self) -> dict[str, Any]:
+        """The protocol's typed account of this source (sources_field, issue 36).
+
+        ``serializedBytes`` is measured on the data object as serialized, not taken from
+        the incremental bookkeeping, so a defect in that bookkeeping shows in the field.
+        """
+        conversation = self.data["conversation"]
+        omitted = self.omitted or (0,) * len(conversation)
+        checkpoints = self.checkpoints or (False,) * len(conversation)
+        return {
+            "serializedBytes": jsstr.utf8_length(stringify_tag_safe(self.data)),
+            "omittedMessages": self.stats.omitted_messages,
+            "messages": [
+                {"role": c["role"], "text": c["text"], "omittedBytes": o, "checkpoint": k}
+                for c, o, k in zip(conversation, omitted, checkpoints, strict=True)
+            ],
+        }
 
 
 def byte_length(text: str) -> int:
@@ -263,4 +285,10 @@ def retain(
         omitted_bytes=omitted_bytes,
         truncated=bool(dropped) or omitted_bytes > 0,
     )
-    return RetainedSource(_data(snapshot, label, retained), stats, size)
+    return RetainedSource(
+        _data(snapshot, label, retained),
+        stats,
+        size,
+        tuple(item.omitted for item in retained),
+        tuple(item.checkpoint for item in retained),
+    )

@@ -66,7 +66,7 @@ def _retain(state: State, args: Mapping[str, Any]) -> dict[str, Any]:
     if not isinstance(label, str):
         raise DshError(ErrorCode.INVALID_REFERENCE, "label must be a string")
     result = retain(snapshot, jsstr.canonical(label), _max_bytes(args))
-    return {"data": result.data, "stats": result.stats.to_json()}
+    return {"data": result.data, "stats": result.stats.to_json(), "source": result.typed()}
 
 
 @op("retention.truncate", "retention.truncate")

@@ -3,7 +3,7 @@
 // in-memory SessionStore + SessionQueryEngine.
 
 import { ArgumentError, arg, op } from './core.mjs'
-import { SR, projection } from './ops-uri.mjs'
+import { SR, projection, serialization } from './ops-uri.mjs'
 import { appendTranslated, atTime, headerMeta, translateEvent } from './translate.mjs'
 
 const { Context } = await import('@deepseek-ai/cordis')
@@ -106,8 +106,7 @@ op('session.surface', 'projection', async args => {
  * returns exactly its items.  The per-item checkpoint flag is read from the published
  * checkpoint predicate of the surface event each item came from (decision D-146).
  */
-op('projection.project', 'projection', async args => {
-  const snapshot = await snapshotArg(args)
+function projectWithFlags(snapshot) {
   const retained = projection.retainReferencedSession(snapshot, '', Number.MAX_SAFE_INTEGER)
   const items = retained.data.conversation
   const flags = []
@@ -123,7 +122,45 @@ op('projection.project', 'projection', async args => {
     cursor += 1
     return { role: item.role, text: item.text, checkpoint }
   })
-}, EVENT_ERRORS)
+}
+
+op('projection.project', 'projection', async args => projectWithFlags(await snapshotArg(args)), EVENT_ERRORS)
+
+// The release's own omission notice: it writes the exact count it omitted (issue 36).
+const RELEASE_NOTICE = /\n\[\u2026 omitted (\d+) UTF-8 bytes \u2026\]$/u
+const utf8 = text => Buffer.byteLength(text, 'utf8')
+
+/**
+ * The typed account (issue 36) of one data object the release emitted, computed from what
+ * it returned: its size under the release's own tag-safe serializer, and per message the
+ * count the release's notice states -- or, for a text the release emptied without a
+ * notice, the bytes it lost.  `originals` (the projection, when known) gives the
+ * checkpoint flags and the lengths of emptied texts: retained items are aligned to it
+ * from the newest backwards, as the release keeps checkpoints and a suffix.
+ */
+function typedSource(data, originals, omittedMessages) {
+  const conversation = data.conversation
+  const aligned = new Array(conversation.length).fill(undefined)
+  let i = originals.length - 1
+  for (let j = conversation.length - 1; j >= 0; j -= 1) {
+    const item = conversation[j]
+    while (i >= 0 && !(originals[i].role === item.role && (originals[i].text === item.text || item.text === '' || RELEASE_NOTICE.test(item.text)))) i -= 1
+    if (i >= 0) { aligned[j] = originals[i]; i -= 1 }
+  }
+  return {
+    serializedBytes: utf8(serialization.stringifyTagSafeJson(data)),
+    omittedMessages,
+    messages: conversation.map((item, j) => {
+      const original = aligned[j]
+      const notice = RELEASE_NOTICE.exec(item.text)
+      let omittedBytes = 0
+      if (original !== undefined && original.text !== item.text) {
+        omittedBytes = notice !== null ? Number(notice[1]) : Math.max(0, utf8(original.text) - utf8(item.text))
+      }
+      return { role: item.role, text: item.text, omittedBytes, checkpoint: original?.checkpoint ?? false }
+    }),
+  }
+}
 
 op('retention.retain', 'retention', async args => {
   const snapshot = await snapshotArg(args)
@@ -135,7 +172,8 @@ op('retention.retain', 'retention', async args => {
     error.code = 'SESSION_REFERENCE_BUDGET_EXCEEDED'
     throw error
   }
-  return retained
+  const source = typedSource(retained.data, projectWithFlags(snapshot), retained.stats.omittedMessages)
+  return { ...retained, source }
 }, EVENT_ERRORS)
 
 // ---- prepare() in virtual time ---------------------------------------------------------------
@@ -215,12 +253,42 @@ async function mountResolver(ctx, config) {
   return resolver
 }
 
-/** The release's {content, additionalContext?} as this project's {content, contexts} (D-146). */
-function asContexts(result) {
-  const contexts = result.additionalContext === undefined
-    ? []
-    : [{ source: result.additionalContext.source, content: result.additionalContext.content }]
-  return { content: result.content, contexts }
+const OPEN_TAG = '<referenced-sessions>\n'
+const CLOSE_TAG = '\n</referenced-sessions>'
+
+/**
+ * The release's {content, additionalContext?} as this project's {content, contexts} (D-146),
+ * with the typed `sources` (issue 36) read from the data array the release's prompt holds
+ * and the per-source records of its recall source.
+ */
+function asContexts(result, originals) {
+  if (result.additionalContext === undefined) return { content: result.content, contexts: [] }
+  const contexts = [{ source: result.additionalContext.source, content: result.additionalContext.content }]
+  const text = result.additionalContext.content?.[0]?.text ?? ''
+  const start = text.indexOf(OPEN_TAG)
+  const end = text.lastIndexOf(CLOSE_TAG)
+  const data = start >= 0 && end > start ? JSON.parse(text.slice(start + OPEN_TAG.length, end)) : []
+  const records = result.additionalContext.source?.references ?? []
+  const sources = data.map((d, index) => ({
+    sessionId: d.sessionId,
+    ...typedSource(d, originals.get(d.sessionId) ?? [], records[index]?.omittedMessages ?? 0),
+  }))
+  return { content: result.content, contexts, sources }
+}
+
+/** Each referenced source's projection as the store holds it before preparation starts. */
+async function originalsOf(env, references) {
+  const originals = new Map()
+  for (const reference of Array.isArray(references) ? references : []) {
+    const id = reference?.sessionId
+    if (typeof id !== 'string' || originals.has(id) || !env.live.has(id)) continue
+    try {
+      originals.set(id, projectWithFlags(await env.query.readSurface(id)))
+    } catch {
+      // unreadable: the preparation fails on it anyway
+    }
+  }
+  return originals
 }
 
 op('prepare', 'prepare', async args => {
@@ -228,6 +296,7 @@ op('prepare', 'prepare', async args => {
   const references = arg(args, 'references')
   const content = arg(args, 'content')
   const env = await realStore(args.sessions ?? {})
+  const originals = await originalsOf(env, references)
   const faults = isObject(args.faults) ? args.faults : {}
   const schedule = []
   const ctx = new Context()
@@ -268,7 +337,7 @@ op('prepare', 'prepare', async args => {
   }
   await running
   if (outcome.error !== undefined) throw outcome.error
-  return asContexts(outcome.value)
+  return asContexts(outcome.value, originals)
 })
 
 // ---- candidate discovery ---------------------------------------------------------------------
