@@ -1,0 +1,206 @@
+"""Reading prepare and retention results for their meaning through the typed fields (issue 36).
+
+A host lays out its prepared context its own way; the notes only say it is one JSON context
+beneath a fixed warning.  Which sessions it holds, in which order, their retained messages,
+the exact bytes each message leaves out and each source's size as the host measured it come
+from the protocol's typed ``sources`` (prepare) and ``source`` (retention.retain) fields
+(sources_field.md).  A result that lacks them or holds them malformed cannot be read: that
+is a protocol problem (``UnreadableResult``), never a requirement's failure.
+
+The rendered text is read only for what the notes say of it (``context_json``): some JSON
+value right before the final closing tag, with a warning above it.  Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Final
+
+from dsh_conformance.adapters.contract import UnreadableResult
+from dsh_conformance.conformance.preparation_oracles import encoded, tag_safe_bytes
+
+CLOSE_TAG: Final = "</referenced-sessions>"
+OPEN_TAG: Final = "<referenced-sessions"
+ROLES: Final = frozenset({"user", "assistant"})
+
+
+def _int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _message(item: object) -> str | None:
+    """Why *item* is not a typed message, or None."""
+    if not isinstance(item, Mapping):
+        return "a message is not an object"
+    if item.get("role") not in ROLES:
+        return f"role {item.get('role')!r} is not user or assistant"
+    if not isinstance(item.get("text"), str):
+        return "a message has no string text"
+    if not _int(item.get("omittedBytes")):
+        return "omittedBytes is not a non-negative integer"
+    if not isinstance(item.get("checkpoint"), bool):
+        return "checkpoint is not a boolean"
+    return None
+
+
+def _retention(source: object, what: str) -> str | None:
+    """Why *source* is not a typed retention account, or None."""
+    if not isinstance(source, Mapping):
+        return f"{what} is not an object"
+    for name in ("serializedBytes", "omittedMessages"):
+        if not _int(source.get(name)):
+            return f"{what}.{name} is not a non-negative integer"
+    messages = source.get("messages")
+    if not isinstance(messages, list):
+        return f"{what}.messages is not an array"
+    for index, item in enumerate(messages):
+        why = _message(item)
+        if why is not None:
+            return f"{what}.messages[{index}]: {why}"
+    return None
+
+
+def sources_of(args: Mapping[str, Any], result: object) -> list[dict[str, Any]]:
+    """The typed ``sources`` of a prepare result with one context (UnreadableResult if not)."""
+
+    def unreadable(reason: str) -> UnreadableResult:
+        return UnreadableResult("prepare", dict(args), result, reason)
+
+    if not isinstance(result, Mapping) or not isinstance(result.get("contexts"), list):
+        raise unreadable("no contexts array")
+    if len(result["contexts"]) != 1:
+        raise unreadable(f"{len(result['contexts'])} contexts where one was prepared")
+    sources = result.get("sources")
+    if not isinstance(sources, list) or not sources:
+        raise unreadable("no typed sources beside a context (sources_field.md)")
+    for index, source in enumerate(sources):
+        why = _retention(source, f"sources[{index}]")
+        if why is None and not isinstance(source.get("sessionId"), str):
+            why = f"sources[{index}].sessionId is not a string"
+        if why is not None:
+            raise unreadable(why)
+    return [dict(s) for s in sources]
+
+
+def retained_of(args: Mapping[str, Any], result: object) -> dict[str, Any]:
+    """The typed ``source`` of a retention.retain result (UnreadableResult if not)."""
+    source = result.get("source") if isinstance(result, Mapping) else None
+    why = _retention(source, "source")
+    if why is not None:
+        raise UnreadableResult("retention.retain", dict(args), result, why)
+    assert isinstance(source, Mapping)
+    return dict(source)
+
+
+def prompt_of(result: Mapping[str, Any]) -> str:
+    """The text of the single context's blocks, joined (a host may split its text)."""
+    (context,) = result["contexts"]
+    blocks = context.get("content") if isinstance(context, Mapping) else None
+    texts = [b.get("text") for b in blocks or () if isinstance(b, Mapping)]
+    return "".join(t for t in texts if isinstance(t, str))
+
+
+def context_json(prompt: str) -> tuple[str, Any] | None:
+    """ENV-001 read layout-free: (the text above the data, the JSON value) or None.
+
+    The value is the JSON that ends right before the final closing tag (whitespace
+    allowed), starting at the earliest ``[`` or ``{`` from which it parses to that end; the
+    text above it, less an opening tag, is the warning.  Any field names, nesting, array or
+    object, indentation.
+    """
+    end = prompt.rfind(CLOSE_TAG)
+    if end < 0:
+        return None
+    body = prompt[:end].rstrip()
+    decoder = json.JSONDecoder()
+    for start, char in enumerate(body):
+        if char not in "[{":
+            continue
+        try:
+            value, stop = decoder.raw_decode(body, start)
+        except ValueError:
+            continue
+        if stop == len(body):
+            above = body[:start]
+            opening = above.rfind(OPEN_TAG)
+            if opening >= 0 and above[opening:].rstrip().endswith(">"):
+                above = above[:opening]
+            return above.strip(), value
+    return None
+
+
+def string_values(value: object) -> Iterator[str]:
+    """Every string value inside *value* (not object keys), depth first."""
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, str):
+            yield current
+        elif isinstance(current, Mapping):
+            stack.extend(current.values())
+        elif isinstance(current, list):
+            stack.extend(current)
+
+
+def missing_texts(sources: Sequence[Mapping[str, Any]], value: object) -> list[str]:
+    """Retained texts of *sources* that occur as no JSON string value of the context."""
+    present = set(string_values(value))
+    return [m["text"] for s in sources for m in s["messages"] if m["text"] not in present]
+
+
+def least_serialized_bytes(texts: Sequence[str]) -> int:
+    """The fewest bytes any tag-safe JSON holding each of *texts* as a string can take.
+
+    JSON.stringify's escapes are the shortest JSON allows (a lone surrogate must be
+    escaped in UTF-8 JSON), and tag safety writes each ``<`` as ``\\u003c`` (SER-006): so a
+    source whose serialization holds these texts cannot measure less (D-231).
+    """
+    return sum(tag_safe_bytes(t) for t in texts)
+
+
+def _common_prefix(a: bytes, b: bytes) -> int:
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _common_suffix(a: bytes, b: bytes) -> int:
+    return _common_prefix(a[::-1], b[::-1])
+
+
+def head_tail_splits(text: str, original: str, omitted: int) -> list[tuple[int, int]]:
+    """RET-003 on the typed field: the (fewest, most) head bytes of every reading of *text*
+    as a head of *original*, an optional marker of any wording, and a tail of it, with
+    ``len(original) - kept == omitted`` in UTF-8 bytes (TextEncoder) -- empty if none.
+
+    The marker (the host's notice, or nothing) sits before the head, between head and
+    tail, or after the tail (D-230): the wording and place are the host's.
+    """
+    data, whole = encoded(text), encoded(original)
+    kept = len(whole) - omitted
+    marker = len(data) - kept
+    if omitted <= 0 or kept < 0 or marker < 0:
+        return []
+    rests: list[tuple[int, int]] = []
+    for rest in {data[:kept], data[marker:]}:  # the marker after the tail / before the head
+        rests.append((_common_prefix(rest, whole), _common_suffix(rest, whole)))
+    rests.append((_common_prefix(data, whole), _common_suffix(data, whole)))  # between
+    out = []
+    for prefix, suffix in rests:
+        low, high = max(0, kept - suffix), min(prefix, kept)
+        if low <= high:
+            out.append((low, high))
+    return out
+
+
+def keeps_both_ends(splits: Sequence[tuple[int, int]], kept: int) -> bool:
+    """Some reading keeps a head and a tail, or the slice is too short to need both (D-36)."""
+    if kept < 16:
+        return True
+    return any(low <= kept - 1 and high >= 1 for low, high in splits)
