@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 import pytest
@@ -10,13 +9,11 @@ from hypothesis import event, example, given, settings
 from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
-from dsh_conformance.checks import check, expect, expect_equal
+from dsh_conformance.checks import check, expect, expect_equal, fail
 from dsh_conformance.conformance.preparation_oracles import (
     NOTICE,
     cuts_of,
     encoded,
-    is_this_message,
-    kept_items,
     smallest_form,
     tag_safe_bytes,
     truncation_of,
@@ -32,6 +29,15 @@ from dsh_conformance.conformance.strategies_sessions import (
     big_texts,
     session_cases,
     text_block,
+)
+from dsh_conformance.conformance.typed_sources import (
+    head_tail_splits,
+    is_cut_of,
+    keeps_both_ends,
+    keeps_preserved,
+    kept_of,
+    least_serialized_bytes,
+    retained_of,
 )
 
 pytestmark = pytest.mark.capability("retention")
@@ -103,6 +109,130 @@ def retention_inputs(draw: st.DrawFn) -> tuple[SessionCase, int, str]:
     return case, draw(st.one_of(caps)), label
 
 
+#: The largest cap a configuration can give (a safe integer, D-41).
+UNBOUNDED = 2**53 - 1
+#: Bytes a host's serialization may grow by when it drops or cuts (counts it writes, D-232).
+COUNT_SLACK = 32
+
+
+def retain_args(case: SessionCase, label: str, cap: int) -> dict[str, Any]:
+    return {"session": case.session, "label": label, "maxBytes": cap}
+
+
+def retained(impl: Implementation, args: dict[str, Any]) -> dict[str, Any]:
+    """The typed source of a successful retention.retain (UnreadableResult if unreadable)."""
+    return retained_of(args, impl.call("retention.retain", **args))
+
+
+def host_bounds(
+    impl: Implementation, session: dict[str, Any], label: str, expected: list[dict[str, Any]]
+) -> tuple[int, int] | None:
+    """D-232: upper bounds, on the host's own measure, of the source with every droppable
+    message dropped, and with the preserved texts also cut to their smallest form.
+
+    The host retains the source uncapped (serializedBytes W); dropping a message removes
+    at least its text's tag-safe JSON string, cutting a text at least the difference to a
+    marker up to MARKER_SLACK bytes longer than the reference's bare notice; COUNT_SLACK
+    covers counts a host may write.  None when the host cannot retain it uncapped.
+    """
+    args = {"session": session, "label": label, "maxBytes": UNBOUNDED}
+    if impl.error_code("retention.retain", **args) is not None:
+        return None
+    measured = retained(impl, args)["serializedBytes"]
+    last = len(expected) - 1
+    droppable = [e for i, e in enumerate(expected) if not e["checkpoint"] and i != last]
+    preserved = [e for i, e in enumerate(expected) if e["checkpoint"] or i == last]
+    dropped = measured - sum(tag_safe_bytes(e["text"]) for e in droppable) + COUNT_SLACK
+    savings = sum(
+        max(0, tag_safe_bytes(e["text"]) - tag_safe_bytes(smallest_form(e["text"], MARKER_SLACK)))
+        for e in preserved
+    )
+    return dropped, dropped - savings
+
+
+def expect_unavoidable(
+    impl: Implementation,
+    session: dict[str, Any],
+    label: str,
+    expected: list[dict[str, Any]],
+    cap: int,
+) -> None:
+    """A budget failure is a seed failure only when the host's own measure shows that
+    dropping older messages (RET-002) or cutting the preserved texts (RET-003) would fit."""
+    bounds = host_bounds(impl, session, label, expected)
+    if bounds is None:
+        return
+    dropped, cut = bounds
+    expect(
+        "RET-002",
+        dropped > cap,
+        "failed although dropping older messages alone would fit the cap (host's measure)",
+        cap=cap,
+        bound=dropped,
+    )
+    expect(
+        "RET-003",
+        cut > cap,
+        "failed although head/tail slicing of the preserved texts would fit (host's measure)",
+        cap=cap,
+        bound=cut,
+    )
+
+
+def expect_within(source: dict[str, Any], cap: int, **inputs: object) -> None:
+    """RET-001 on the host's measure (D-231): within the cap, and no less than its texts."""
+    size = source["serializedBytes"]
+    expect("RET-001", size <= cap, "the source exceeds its cap", cap=cap, size=size, **inputs)
+    least = least_serialized_bytes([m["text"] for m in source["messages"]])
+    expect(
+        "RET-001",
+        size >= least,
+        "serializedBytes is less than the retained texts take as JSON (D-231)",
+        size=size,
+        least=least,
+        **inputs,
+    )
+
+
+def expect_exact_cut(message: dict[str, Any], original: str, **inputs: object) -> None:
+    """RET-003 on the typed field (D-230): a whole text omits 0 bytes; a cut text is a head
+    and a tail of the original around any marker, the original's UTF-8 length minus the
+    kept bytes being omittedBytes, and keeps both ends once it keeps 16 bytes or more."""
+    text, omitted = message["text"], message["omittedBytes"]
+    if text == original:
+        expect_equal("RET-003", omitted, 0, what="omittedBytes of a whole text", **inputs)
+        return
+    splits = head_tail_splits(text, original, omitted)
+    expect(
+        "RET-003",
+        bool(splits),
+        "not a head/tail slice omitting exactly omittedBytes",
+        text=text,
+        omittedBytes=omitted,
+        original_bytes=utf8_len(original),
+        **inputs,
+    )
+    kept = utf8_len(original) - omitted
+    expect(
+        "RET-003",
+        keeps_both_ends(splits, kept),
+        "a slice kept only one end of the text",
+        text=text,
+        **inputs,
+    )
+
+
+def balanced(message: dict[str, Any], original: str) -> bool:
+    """RET-013 (profile): some reading of the cut splits head and tail within 4 bytes."""
+    omitted = message["omittedBytes"]
+    kept = utf8_len(original) - omitted
+    for low, high in head_tail_splits(message["text"], original, omitted):
+        head = min(max(kept // 2, low), high)
+        if abs(2 * head - kept) <= 4:
+            return True
+    return False
+
+
 @pytest.mark.req(
     "RET-001",
     "RET-002",
@@ -114,34 +244,23 @@ def retention_inputs(draw: st.DrawFn) -> tuple[SessionCase, int, str]:
     "RET-011",
     "RET-012",
     "RET-013",
+    "RET-014",
     "SER-006",
+    "PREP-022",
 )
 @settings(max_examples=150, suppress_health_check=SLOW)
 @given(retention_inputs())
 def test_retention_properties(impl: Implementation, inputs: tuple[SessionCase, int, str]) -> None:
     case, cap, label = inputs
     full = data_of(case, label, case.expected)
-    code = impl.error_code("retention.retain", session=case.session, label=label, maxBytes=cap)
+    args = retain_args(case, label, cap)
+    code = impl.error_code("retention.retain", **args)
     if code is not None:
         event("retention: budget failure")
-        with check("RET-004", cap=cap):
-            expect_equal("RET-004", code, BUDGET, what="error code")
-        # Failure must be unavoidable: dropping every older message (RET-002) and slicing
-        # every preserved text (RET-003, with a marker up to MARKER_SLACK bytes longer than
-        # the reference's notice, D-197) still would not fit.
-        expect(
-            "RET-002",
-            undropped_floor(case, label) > cap,
-            "failed although dropping older messages alone would fit the cap",
-            cap=cap,
-        )
-        expect(
-            "RET-003",
-            preserved_floor(case, label, MARKER_SLACK) > cap,
-            "failed although head/tail slicing of the preserved texts would fit the cap",
-            cap=cap,
-        )
+        # Failure must be unavoidable on the host's own measure (D-232).
+        expect_unavoidable(impl, case.session, label, case.expected, cap)
         # Decision checks come after the seed's (issue 25).
+        expect_equal("PREP-022", code, BUDGET, what="error code", cap=cap)
         expect("RET-008", tag_safe_bytes(full) > cap, "a source that fits must not fail", cap=cap)
         expect(
             "RET-011",
@@ -150,46 +269,52 @@ def test_retention_properties(impl: Implementation, inputs: tuple[SessionCase, i
             cap=cap,
         )
         return
-    out = impl.call("retention.retain", session=case.session, label=label, maxBytes=cap)
-    data, stats = out["data"], out["stats"]
-    conversation = data["conversation"]
-    expect("RET-001", tag_safe_bytes(data) <= cap, "the data object exceeds its cap", cap=cap)
+    out = impl.call("retention.retain", **args)
+    source = retained_of(args, out)
+    messages = source["messages"]
+    expect_within(source, cap)
     # RET-002: the checkpoints and the newest message are kept (whole or sliced) and only
     # non-checkpoint messages are missing ...
     last = len(case.expected) - 1
     must = [bool(e["checkpoint"]) or i == last for i, e in enumerate(case.expected)]
     expect(
         "RET-002",
-        keeps_preserved(conversation, case.expected, must),
+        keeps_preserved(messages, case.expected, must),
         "a checkpoint or the newest message is missing",
-        conversation=conversation,
+        messages=messages,
     )
     # ... and the dropped ones are older than every kept one (D-198): the retained
     # non-checkpoint messages are a suffix of the projected ones.
-    kept = kept_items(conversation, case.expected)
+    kept = kept_of(messages, case.expected)
     expect(
         "RET-002",
         kept is not None,
         "a newer message was dropped while an older non-checkpoint message was kept",
-        conversation=conversation,
+        messages=messages,
     )
     assert kept is not None
-    omitted_in_texts = 0
     sliced = False
-    for c, e in zip(conversation, kept, strict=True):
-        if c["text"] == e["text"]:
-            continue
-        event("retention: truncated a text")
-        sliced = True
-        n = truncation_of(c["text"], e["text"])
-        # RET-003: an exact head/tail cut that records its exact omitted count.
-        expect("RET-003", n is not None and n > 0, "not an exact head/tail slice", text=c)
-        assert n is not None
-        omitted_in_texts += n
-        head_and_tail_kept(c["text"], e["text"], balance=False)
+    for m, e in zip(messages, kept, strict=True):
+        if m["text"] != e["text"]:
+            event("retention: truncated a text")
+            sliced = True
+        expect_exact_cut(m, e["text"])
     # Decision checks come after the seed's, so a profile difference never hides a seed
     # failure (issue 25).
-    expect_equal("SER-006", data, data_of(case, label, conversation), what="data object")
+    data, stats = out["data"], out["stats"]
+    conversation = data["conversation"]
+    expect_equal(
+        "SER-006",
+        data,
+        data_of(case, label, [{"role": m["role"], "text": m["text"]} for m in messages]),
+        what="data object",
+    )
+    expect_equal(
+        "RET-014",
+        source["serializedBytes"],
+        tag_safe_bytes(data),
+        what="serializedBytes vs the tag-safe data object (D-34)",
+    )
     if tag_safe_bytes(full) <= cap:
         event("retention: fits whole")
         expect_equal("RET-008", data, full, what="data of a source that fits")
@@ -207,16 +332,21 @@ def test_retention_properties(impl: Implementation, inputs: tuple[SessionCase, i
             "a dropped message could have been kept whole",
             cap=cap,
         )
-    for c, e in zip(conversation, kept, strict=True):
-        expect("RET-006", c["text"] != "", "a retained message was emptied", original=e["text"])
-        if c["text"] != e["text"]:
-            head_and_tail_kept(c["text"], e["text"])  # RET-013 now; RET-003 passed above
+    for m, e in zip(messages, kept, strict=True):
+        expect("RET-006", m["text"] != "", "a retained message was emptied", original=e["text"])
+        if m["text"] != e["text"]:
+            with check("RET-006", text=m["text"]):  # the reference's notice, exact count
+                found = NOTICE.search(m["text"])
+                assert found is not None, "no omission notice"
+                assert int(found.group(1)) == m["omittedBytes"], "the notice's count"
+            expect("RET-013", balanced(m, e["text"]), "head and tail are not balanced", text=m)
     if sliced:
         expect(
             "RET-011",
             all(k["checkpoint"] for k in kept[:-1]),
             "a text was sliced while a droppable message was still kept",
         )
+    omitted_in_texts = sum(m["omittedBytes"] for m in messages)
     expect_equal(
         "RET-007",
         stats,
@@ -230,25 +360,6 @@ def test_retention_properties(impl: Implementation, inputs: tuple[SessionCase, i
         },
         what="statistics",
     )
-
-
-def keeps_preserved(
-    conversation: list[dict[str, Any]], expected: list[dict[str, Any]], must: list[bool]
-) -> bool:
-    """RET-002: the conversation is an in-order selection of the projected messages (each
-    whole or sliced) that includes every message flagged in *must*."""
-
-    same = is_this_message
-
-    @functools.cache
-    def fits(i: int, j: int) -> bool:
-        if j == len(expected):
-            return i == len(conversation)
-        if i < len(conversation) and same(conversation[i], expected[j]) and fits(i + 1, j + 1):
-            return True
-        return not must[j] and fits(i, j + 1)
-
-    return fits(0, 0)
 
 
 def head_and_tail_kept(text: str, original: str, balance: bool = True) -> None:
@@ -279,7 +390,22 @@ def original_tail_starts_with_bom(original: str, tail: int) -> bool:
     return tail > 0 and whole[len(whole) - tail :].startswith("\ufeff".encode())
 
 
-@pytest.mark.req("RET-004")
+def expect_fails_or_fits(impl: Implementation, args: dict[str, Any], what: str) -> None:
+    """RET-004 on the host's own terms (issue 36): a 1-byte cap fits no serialization and
+    must fail; under any other cap a success must hold the source within it (RET-001) --
+    whether the reference's fixed fields fit is RET-014 (profile, D-34), with the code
+    (PREP-022), checked after."""
+    cap = args["maxBytes"]
+    code = impl.error_code("retention.retain", **args)
+    if code is None:
+        expect("RET-004", cap > 1, "a source was retained within a 1-byte cap")
+        expect_within(retained(impl, args), cap)
+    expect("RET-014", code is not None, f"{what} did not fail", cap=cap)
+    if code is not None:
+        expect_equal("PREP-022", code, BUDGET, what="error code", cap=cap)
+
+
+@pytest.mark.req("RET-004", "RET-001", "RET-014", "PREP-022")
 @settings(suppress_health_check=SLOW)
 @given(js_strings(max_size=8), st.integers(min_value=0, max_value=200))
 def test_fixed_fields_that_cannot_fit_fail(impl: Implementation, label: str, extra: int) -> None:
@@ -290,25 +416,32 @@ def test_fixed_fields_that_cannot_fit_fail(impl: Implementation, label: str, ext
     )
     for cap in (1, fixed - 1):
         if cap >= 1:
-            assert (
-                impl.error_code("retention.retain", session=src, label=label, maxBytes=cap)
-                == BUDGET
-            )
+            args = {"session": src, "label": label, "maxBytes": cap}
+            expect_fails_or_fits(impl, args, "the reference's fixed fields over the cap")
 
 
-@pytest.mark.req("RET-004")
+@pytest.mark.req("RET-004", "RET-001", "RET-014", "PREP-022")
 def test_empty_source_over_a_tiny_cap_fails(impl: Implementation) -> None:
     """Upstream's pinned case: maxReferenceBytes 16 and an empty source."""
     src = {"header": {"id": "source", "createdAt": 0}, "events": []}
-    assert impl.error_code("retention.retain", session=src, label="source", maxBytes=16) == BUDGET
-    ok = impl.call("retention.retain", session=src, label="source", maxBytes=100)
-    assert ok["data"] == {
-        "sessionId": "source",
-        "label": "source",
-        "cwd": None,
-        "capturedThroughSeq": None,
-        "conversation": [],
-    }
+    for cap in (1, 16):
+        args = {"session": src, "label": "source", "maxBytes": cap}
+        expect_fails_or_fits(impl, args, "an empty source over a 16-byte cap")
+    args = {"session": src, "label": "source", "maxBytes": 100}
+    ok = impl.call("retention.retain", **args)
+    expect_equal("RET-004", retained_of(args, ok)["messages"], [], what="retained messages")
+    expect_equal(
+        "RET-014",
+        ok["data"],
+        {
+            "sessionId": "source",
+            "label": "source",
+            "cwd": None,
+            "capturedThroughSeq": None,
+            "conversation": [],
+        },
+        what="data object",
+    )
 
 
 def latest_fixture() -> dict[str, Any]:
@@ -326,25 +459,42 @@ def latest_fixture() -> dict[str, Any]:
     return src
 
 
-@pytest.mark.req("RET-001", "RET-002", "RET-003", "RET-007")
+def fixture_expected() -> list[dict[str, Any]]:
+    """The projection of ``latest_fixture`` (research note A §2.2 plus the newest text)."""
+    return [
+        {"role": "user", "text": CHECKPOINT, "checkpoint": True},
+        {"role": "user", "text": "recent user", "checkpoint": False},
+        {"role": "user", "text": "human steer", "checkpoint": False},
+        {"role": "assistant", "text": "visible answer", "checkpoint": False},
+        {"role": "assistant", "text": NEWEST, "checkpoint": False},
+    ]
+
+
+CHECKPOINT = "<compacted-summary>checkpoint</compacted-summary>"
+NEWEST = "latest-" + "界" * 400
+
+
+@pytest.mark.req("RET-001", "RET-002", "RET-003", "RET-007", "RET-011")
 def test_upstream_exact_budget_properties(impl: Implementation) -> None:
     """Upstream's 360-byte case, checked by what the seed says: any arithmetic passes."""
     src = latest_fixture()
-    with check("RET-003"):  # slicing the newest text makes it fit: failing is not allowed
-        out = impl.call("retention.retain", session=src, label="source", maxBytes=360)
-    conversation, stats = out["data"]["conversation"], out["stats"]
-    expect("RET-001", tag_safe_bytes(out["data"]) <= 360, "over the cap", data=out["data"])
-    checkpoint = "<compacted-summary>checkpoint</compacted-summary>"
-    newest = "latest-" + "界" * 400
-    with check("RET-002", conversation=conversation):
-        assert conversation[0] == {"role": "user", "text": checkpoint}
-        assert conversation[-1]["role"] == "assistant"
-        assert conversation[-1]["text"].startswith("latest-")
-    with check("RET-003", conversation=conversation):
-        n = truncation_of(conversation[-1]["text"], newest)
-        assert n is not None
-        assert n > 0
-    dropped = 5 - len(conversation)
+    args = {"session": src, "label": "source", "maxBytes": 360}
+    if impl.error_code("retention.retain", **args) is not None:
+        expect_unavoidable(impl, src, "source", fixture_expected(), 360)
+        raise fail("RET-011", "slicing the newest text fits the reference's object: it failed")
+    out = impl.call("retention.retain", **args)
+    source = retained_of(args, out)
+    messages, stats = source["messages"], out["stats"]
+    expect_within(source, 360)
+    with check("RET-002", messages=messages):
+        assert messages[0]["role"] == "user"
+        assert messages[0]["text"] == CHECKPOINT or messages[0]["omittedBytes"] > 0
+        assert messages[-1]["role"] == "assistant"
+        assert is_cut_of(messages[-1], NEWEST), "the newest message is missing"
+    expect_exact_cut(messages[0], CHECKPOINT)
+    expect_exact_cut(messages[-1], NEWEST)
+    expect("RET-003", messages[-1]["omittedBytes"] > 0, "the newest text was not cut")
+    dropped = 5 - len(messages)
     expect_equal("RET-007", stats["omittedMessages"], dropped, what="omittedMessages")
     expect_equal("RET-007", stats["truncated"], True, what="truncated")
 
@@ -467,7 +617,7 @@ def test_slices_keep_both_ends(impl: Implementation, text: str, cap: int) -> Non
     )
 
 
-@pytest.mark.req("RET-002", "RET-003", "RET-012")
+@pytest.mark.req("RET-002", "RET-003", "RET-011", "RET-012")
 def test_drop_what_is_needed_then_slice(impl: Implementation) -> None:
     """Issue 11 items 2-3: drop only the old message that does not fit; slice rather than fail."""
     fixed = tag_safe_bytes(
@@ -480,19 +630,35 @@ def test_drop_what_is_needed_then_slice(impl: Implementation) -> None:
         ("assistant/message", "new " * 5, USER),
     )
     room = fixed + 2 * len('{"role":"assistant","text":""},') + 40 + 10
-    with check("RET-002"):  # dropping the old message alone makes it fit
-        out = impl.call("retention.retain", session=src, label="s", maxBytes=room)
-    texts = [c["text"] for c in out["data"]["conversation"]]
+    args = {"session": src, "label": "s", "maxBytes": room}
+    expected = [
+        {"role": "user", "text": "old " * 50, "checkpoint": False},
+        {"role": "user", "text": "mid " * 5, "checkpoint": False},
+        {"role": "assistant", "text": "new " * 5, "checkpoint": False},
+    ]
+    if impl.error_code("retention.retain", **args) is not None:
+        # dropping the old message alone makes it fit (host's measure, D-232)
+        expect_unavoidable(impl, src, "s", expected, room)
+        raise fail("RET-011", "dropping the old message fits the reference's object: it failed")
+    messages = retained(impl, args)["messages"]
+    texts = [m["text"] for m in messages]
     expect("RET-002", texts[-1:] == ["new " * 5], "the newest message is gone", texts=texts)
+    expect("RET-002", kept_of(messages, expected) is not None, "not older first", texts=texts)
     expect_equal("RET-012", texts, ["mid " * 5, "new " * 5], what="retained texts")
     big = session(
         "s", ("user/message", "old " * 20, USER), ("assistant/message", "new " * 100, USER)
     )
     code = impl.error_code("retention.retain", session=big, label="s", maxBytes=fixed + 200)
-    expect("RET-003", code is None, "failed where slicing the newest text fits", code=code)
+    if code is not None:
+        expected = [
+            {"role": "user", "text": "old " * 20, "checkpoint": False},
+            {"role": "assistant", "text": "new " * 100, "checkpoint": False},
+        ]
+        expect_unavoidable(impl, big, "s", expected, fixed + 200)
+        raise fail("RET-011", "failed where slicing the newest text fits the reference's object")
 
 
-@pytest.mark.req("RET-002")
+@pytest.mark.req("RET-002", "RET-011", "RET-012")
 @pytest.mark.parametrize("label", ["s", ""])
 def test_older_messages_are_dropped_first(impl: Implementation, label: str) -> None:
     """RET-002 (seed, D-198): of two equally long older messages, only one fits beside the
@@ -513,10 +679,21 @@ def test_older_messages_are_dropped_first(impl: Implementation, label: str) -> N
             "conversation": kept,
         }
     )
-    with check("RET-002"):  # dropping the oldest message alone makes it fit
-        out = impl.call("retention.retain", session=src, label=label, maxBytes=room)
-    texts = [c["text"] for c in out["data"]["conversation"]]
-    expect_equal("RET-002", texts, ["second" * 10, "newest"], what="retained texts")
+    args = {"session": src, "label": label, "maxBytes": room}
+    expected = [
+        {"role": "user", "text": "first " * 10, "checkpoint": False},
+        {"role": "assistant", "text": "second" * 10, "checkpoint": False},
+        {"role": "user", "text": "newest", "checkpoint": False},
+    ]
+    if impl.error_code("retention.retain", **args) is not None:
+        expect_unavoidable(impl, src, label, expected, room)
+        raise fail("RET-011", "dropping the oldest message fits the reference's object: it failed")
+    messages = retained(impl, args)["messages"]
+    texts = [m["text"] for m in messages]
+    # RET-002 (seed, D-198): what goes is older than what stays -- whatever else the host's
+    # own layout makes it drop or cut; exactly the oldest one is the profile's (RET-012).
+    expect("RET-002", kept_of(messages, expected) is not None, "not older first", texts=texts)
+    expect_equal("RET-012", texts, ["second" * 10, "newest"], what="retained texts")
 
 
 @pytest.mark.req("RET-006", "RET-011")
@@ -625,6 +802,7 @@ def test_a_message_that_cannot_shrink_does_not_stop_another(impl: Implementation
     ]
     data = {"sessionId": "source", "label": "", "cwd": None, "capturedThroughSeq": 3}
     cap = tag_safe_bytes(dict(data, conversation=kept))
+    args = {"session": src, "label": "", "maxBytes": cap}
     with check("RET-011", cap=cap):  # the checkpoints and the newest fit as bare notices
-        out = impl.call("retention.retain", session=src, label="", maxBytes=cap)
-    expect("RET-001", tag_safe_bytes(out["data"]) <= cap, "the data object exceeds its cap")
+        out = impl.call("retention.retain", **args)
+    expect_within(retained_of(args, out), cap)

@@ -204,3 +204,58 @@ def keeps_both_ends(splits: Sequence[tuple[int, int]], kept: int) -> bool:
     if kept < 16:
         return True
     return any(low <= kept - 1 and high >= 1 for low, high in splits)
+
+
+def is_cut_of(message: Mapping[str, Any], original: str) -> bool:
+    """Whether a typed message is *original* whole, or cut with something omitted --
+    without judging the cut's exactness (RET-003 does), so an inexact slice is not also
+    reported as a lost message."""
+    if message["text"] == original:
+        return True
+    omitted = message["omittedBytes"]
+    if omitted <= 0:
+        return False
+    data, whole = encoded(message["text"]), encoded(original)
+    if omitted == len(whole) or head_tail_splits(message["text"], original, omitted):
+        return True
+    return _common_prefix(data, whole) > 0 or _common_suffix(data, whole) > 0
+
+
+def same_message(message: Mapping[str, Any], item: Mapping[str, Any]) -> bool:
+    """A typed retained message is the projected *item*, whole or cut."""
+    return message["role"] == item["role"] and is_cut_of(message, item["text"])
+
+
+def kept_of(
+    messages: Sequence[Mapping[str, Any]], expected: Sequence[Mapping[str, Any]]
+) -> list[Mapping[str, Any]] | None:
+    """RET-002 (D-198): the projected items the typed messages retain, when they are the
+    checkpoints, the newest item and a suffix of the others (each whole or cut); else None."""
+    last = len(expected) - 1
+    for k in range(len(expected) + 1):
+        kept = [e for i, e in enumerate(expected) if e["checkpoint"] or i >= k or i == last]
+        if len(kept) == len(messages) and all(
+            same_message(m, e) for m, e in zip(messages, kept, strict=True)
+        ):
+            return kept
+    return None
+
+
+def keeps_preserved(
+    messages: Sequence[Mapping[str, Any]],
+    expected: Sequence[Mapping[str, Any]],
+    must: Sequence[bool],
+) -> bool:
+    """RET-002: the messages are an in-order selection of the projected items (each whole or
+    cut) that includes every item flagged in *must* (dynamic programming, no recursion)."""
+    n, m = len(expected), len(messages)
+    # fits[i][j]: messages[i:] can be matched against expected[j:]
+    fits = [[False] * (n + 1) for _ in range(m + 1)]
+    fits[m][n] = True
+    for j in range(n - 1, -1, -1):
+        for i in range(m, -1, -1):
+            ok = not must[j] and fits[i][j + 1]
+            if not ok and i < m and same_message(messages[i], expected[j]):
+                ok = fits[i + 1][j + 1]
+            fits[i][j] = ok
+    return fits[0][0]

@@ -184,7 +184,20 @@ class OwnRetention:
             "omittedBytes": omitted,
             "truncated": bool(dropped) or omitted > 0,
         }
-        return {"data": data, "stats": stats}
+        source = {
+            "serializedBytes": tag_safe_bytes(data),
+            "omittedMessages": len(dropped),
+            "messages": [
+                {
+                    "role": i["role"],
+                    "text": i["text"],
+                    "omittedBytes": i["omitted"],
+                    "checkpoint": i["checkpoint"],
+                }
+                for i in items
+            ],
+        }
+        return {"data": data, "stats": stats, "source": source}
 
     def _omitted(self, text: str, whole: int) -> int:
         """The count this retention's notice at the end of *text* records."""
