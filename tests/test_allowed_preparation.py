@@ -25,6 +25,7 @@ RUNS = {
     "own_retention": ("--capability", "retention"),
     "other_config_code": ("--requirement", "PREP-003", "--requirement", "PREP-012"),
     "other_notice_wording": ("--capability", "retention"),
+    "own_context_layout": ("--capability", "prepare", "--capability", "retention"),
 }
 
 
