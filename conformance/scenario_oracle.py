@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from attrs import frozen
 
-from dsh_conformance.conformance.agent_support import DELIM, prefix_text, replay
+from dsh_conformance.conformance.agent_support import DELIM, DELIM_WORDS, prefix_text, replay
 
 PROMPT_EVENTS: Final = frozenset({"user/message", "steering/message"})
 Event = Mapping[str, Any]
@@ -334,3 +334,49 @@ def merge_lands_like_inject(script: Mapping[str, Any], result: Mapping[str, Any]
             assert events[at - 1]["type"] in {"tool/result", "context/message"}, events[at - 1]
         else:
             assert at == length, f"merge {step['text']} at {at}, not at {length}"
+
+
+#: What only the model-hidden envelope holds: its own field names as JSON would spell them.
+ENVELOPE_FIELDS: Final = ('"displayContent"', '"prefixContexts"')
+
+
+def _strings(value: object) -> Iterator[str]:
+    """Every string inside *value*: object keys and string values."""
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, str):
+            yield current
+        elif isinstance(current, Mapping):
+            stack.extend(current.keys())
+            stack.extend(current.values())
+        elif isinstance(current, list):
+            stack.extend(current)
+
+
+def envelope_hidden_from_the_model(result: Mapping[str, Any]) -> None:
+    """ENV-051 on a host's own loop (issue 36 item 7): the envelope is model-hidden -- no
+    captured request holds it, as a field or written out as text -- and its display is
+    the direct content: it holds neither the baked snapshot nor the delimiter."""
+    events = result["log"]["events"]
+    for event, content, envelope in _contents(events):
+        if not isinstance(envelope, Mapping):
+            continue
+        shown = "\n".join(texts(envelope.get("displayContent") or []))
+        before: list[str] = []
+        for block in texts(content):
+            if DELIM_WORDS in block:
+                break
+            before.append(block)
+        direct = "\n".join(texts(content)[len(before) :])
+        snapshot = [t for t in before if t.strip() and t not in direct]
+        assert not [t for t in snapshot if t in shown], f"the display holds the snapshot: {event}"
+        if DELIM_WORDS in shown:
+            assert direct.count(DELIM_WORDS) > 1, f"the display holds the delimiter: {event}"
+    for number, request in enumerate(result["requests"], start=1):
+        for message in request.get("messages", ()):
+            if isinstance(message, Mapping):
+                assert "envelope" not in message, f"request {number} carries an envelope"
+            for value in _strings(message):
+                leaked = [f for f in ENVELOPE_FIELDS if f in value]
+                assert not leaked, f"request {number} holds the envelope as text: {value[:200]}"

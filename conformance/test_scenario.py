@@ -61,6 +61,17 @@ def test_the_envelope_shows_the_direct_prompt(impl: Implementation, script: dict
     holds(script, oracle_checks.envelope_shows_the_direct_prompt, events)
 
 
+@pytest.mark.req("ENV-051")
+@given(script=scripts())
+@with_examples
+def test_the_envelope_stays_hidden_from_the_model(
+    impl: Implementation, script: dict[str, Any]
+) -> None:
+    """Issue 36 item 7: no captured request holds the envelope, and the display holds
+    neither the snapshot nor the delimiter -- on the host's own loop."""
+    holds(script, oracle_checks.envelope_hidden_from_the_model, run(impl, script))
+
+
 @pytest.mark.req("ENV-058")
 @given(script=scripts())
 @with_examples

@@ -123,6 +123,32 @@ class DataRegionInDisplay(Broken):
         return _placement(place)
 
 
+class DelimiterInDisplay(Broken):
+    name = "delimiter in displayContent"
+    invariant = (
+        "Sets the envelope's displayContent to the `## My request:` delimiter followed by the "
+        "direct content, instead of the direct content alone."
+    )
+    kills = frozenset({"ENV-051"})
+    collateral_ok = frozenset(
+        {"ENV-052", "ENV-054", "ENV-060", "ENV-062", "ENV-065", "ENV-072"}
+    )  # what a host renders is the same defect seen by these sentences
+
+    def patches(self) -> tuple[Patch, ...]:
+        def place(
+            content: object, source: object, contexts: Sequence[Mapping[str, Any]]
+        ) -> PreparedPrompt:
+            out = prepare_prompt_message(content, source, contexts)
+            envelope_ = out.data.get("envelope")
+            if not isinstance(envelope_, Mapping):
+                return out
+            shown = freeze([DELIMITER, *thaw(envelope_["displayContent"])])
+            leaked = freeze({**envelope_, "displayContent": shown})
+            return PreparedPrompt(_rewrite(out.data, envelope=leaked), out.separate)
+
+        return _placement(place)
+
+
 class DelimiterPerPrefix(Broken):
     name = "a delimiter per prefix block"
     invariant = (
@@ -244,6 +270,7 @@ MEMBERS = (
     StatsNotInMeta,
     NoPlacementDeclared,
     DataRegionInDisplay,
+    DelimiterInDisplay,
     DelimiterPerPrefix,
     SnapshotAsSeparateMessage,
     SourceNotKept,

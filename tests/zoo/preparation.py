@@ -4,12 +4,13 @@ cancellation and isolation (PREP-*)."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from dsh_conformance.adapters.contract import ImplementationError
 from dsh_conformance.adapters.reference import prepare_ops
 from dsh_conformance.model import jsstr, prepare
+from dsh_conformance.model.config import ReferenceConfig
 from dsh_conformance.model.errors import DshError, ErrorCode
 from dsh_conformance.model.prepare import ReadOutcome, ReferenceInput
 from zoo import Area
@@ -18,6 +19,7 @@ from zoo._base import Broken, Patch
 AREA = Area(capabilities=["prepare"], requirements=["PREP-*"])
 
 _normalize = prepare.normalize_references
+_prepare = prepare.prepare
 _read = prepare_ops.FaultStore.read
 
 
@@ -197,6 +199,45 @@ class LastAppearanceOrder(Broken):
         return ((prepare, "normalize_references", normalize),)
 
 
+class SettlementOrder(Broken):
+    name = "sources in settlement order"
+    invariant = (
+        "Presents the sources in the order their reads settle (a host that collects them as "
+        "they arrive), not in first-appearance order."
+    )
+    kills = frozenset({"PREP-001"})
+    collateral_ok = frozenset({"ENV-006", "ENV-008"})  # the data objects' order, restated
+
+    def patches(self) -> tuple[Patch, ...]:
+        def arrival(
+            target_id: str,
+            content: Sequence[object],
+            references: Sequence[object],
+            read: Callable[[str], ReadOutcome],
+            config: Any = None,
+            cancel_at: Any = None,
+        ) -> prepare.PrepareRun:
+            try:
+                limit = (config or ReferenceConfig()).max_references
+                refs = _normalize(jsstr.canonical(target_id), references, limit)
+            except DshError:
+                refs = ()
+            if not refs or cancel_at == "before":
+                return _prepare(target_id, content, references, read, config, cancel_at)
+            seen: dict[str, ReadOutcome] = {}
+
+            def once(sid: str) -> ReadOutcome:
+                if sid not in seen:
+                    seen[sid] = read(sid)
+                return seen[sid]
+
+            order = sorted(range(len(refs)), key=lambda i: (once(refs[i].session_id).at, i))
+            arrived = [{"sessionId": refs[i].session_id, "label": refs[i].label} for i in order]
+            return _prepare(target_id, content, arrived, once, config, cancel_at)
+
+        return ((prepare_ops, "prepare", arrival),)
+
+
 MEMBERS = (
     NoDedupe,
     SelfReferenceAccepted,
@@ -207,4 +248,5 @@ MEMBERS = (
     LateCancellationIgnored,
     ReadsAfterLaterChanges,
     LastAppearanceOrder,
+    SettlementOrder,
 )

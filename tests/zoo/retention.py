@@ -188,7 +188,9 @@ class NewerDroppedFirst(Broken):
             real = {at: source for at, source in zip(older, reversed(older), strict=True)}
             order = sorted(range(len(kept)), key=lambda n: real.get(kept[n], kept[n]))
             data = {**out.data, "conversation": [conversation[n] for n in order]}
-            return attrs.evolve(out, data=data)
+            omitted = tuple(out.omitted[n] for n in order) if out.omitted else ()
+            flags = tuple(out.checkpoints[n] for n in order) if out.checkpoints else ()
+            return attrs.evolve(out, data=data, omitted=omitted, checkpoints=flags)
 
         return (
             (retention, "retain", retain),
