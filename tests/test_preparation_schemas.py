@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from referencing import Registry, Resource
 
 from dsh_conformance.adapters.reference import ReferenceAdapter
-from dsh_conformance.conformance.strategies_sessions import SessionCase, session_cases
+from dsh_conformance.conformance.strategies_sessions import USER, SessionCase, session_cases
 
 SCHEMAS = resources.files("dsh_conformance.spec") / "schemas"
 DOC = json.loads((SCHEMAS / "ops" / "preparation.json").read_text(encoding="utf-8"))
@@ -74,3 +74,48 @@ def test_every_preparation_op_is_published() -> None:
         in {"projection", "retention", "retention.truncate", "prepare", "candidates"}
     }
     assert ours == set(DOC["ops"])
+
+
+def _valid(op: str, result: object) -> bool:
+    schema = {"$id": DOC["$id"], "$defs": DOC["$defs"], **DOC["ops"][op]["result"]}
+    return jsonschema.Draft202012Validator(schema, registry=REGISTRY).is_valid(result)
+
+
+def test_the_typed_sources_are_required_and_described() -> None:
+    """Issue 36: a prepare result with a context carries `sources`, one without none; a
+    retention.retain result carries `source`; every new field says its meaning and unit."""
+    args = {
+        "target": {"id": "t"},
+        "content": [{"type": "text", "text": "q"}],
+        "references": [{"sessionId": "a"}],
+        "sessions": {
+            "a": {
+                "header": {"version": 0, "id": "a", "createdAt": 1},
+                "events": [
+                    {
+                        "type": "user/message",
+                        "seq": 0,
+                        "time": 0,
+                        "surfaceOp": "append",
+                        "data": {"content": [{"type": "text", "text": "hi"}], "source": USER},
+                    }
+                ],
+            }
+        },
+    }
+    result = ReferenceAdapter().call("prepare", args)
+    assert _valid("prepare", result)
+    assert not _valid("prepare", {k: v for k, v in result.items() if k != "sources"})
+    assert not _valid("prepare", {**result, "sources": []})
+    assert _valid("prepare", {"content": [], "contexts": []})
+    assert not _valid("prepare", {"content": [], "contexts": [], "sources": result["sources"]})
+    bad = [{**result["sources"][0], "serializedBytes": -1}]
+    assert not _valid("prepare", {**result, "sources": bad})
+    retained = ReferenceAdapter().call("retention.retain", {"session": args["sessions"]["a"]})
+    assert _valid("retention.retain", retained)
+    assert not _valid("retention.retain", {k: v for k, v in retained.items() if k != "source"})
+    for name in ("typedMessage", "typedRetention", "typedSource"):
+        node = DOC["$defs"][name]
+        assert node["description"]
+        for field, spec in node.get("properties", {}).items():
+            assert spec.get("description"), f"{name}.{field} has no description"
