@@ -18,6 +18,7 @@ from dsh_conformance.conformance.preparation_oracles import (
     RECORD_KEYS,
     data_region,
     js_loads,
+    smallest_form,
     tag_safe_bytes,
     upstream_fixture,
 )
@@ -147,6 +148,8 @@ def test_dedupe_order_labels_limit_and_input_index(
         expect_equal("PREP-022", code, TOO_MANY, what="error code")
         return
     args = {"target": {"id": "target"}, "content": CONTENT, "references": refs, **kw}
+    code = impl.error_code("prepare", **args)
+    expect("PREP-003", code is None, "references within the limit once deduplicated were refused")
     result = impl.call("prepare", **args)
     ids = ids_of(sources_of(args, result))
     expect_equal("PREP-001", ids, [sid for sid, _ in expected], what="ids of the typed sources")
@@ -727,7 +730,7 @@ def whole(source: dict[str, Any]) -> bool:
     )
 
 
-@pytest.mark.req("RET-001", "RET-014")
+@pytest.mark.req("RET-001", "RET-003", "RET-014")
 @pytest.mark.parametrize("total", [65536, 65537, 70000, 8193])
 def test_the_default_cap_is_65536_bytes(impl: Implementation, total: int) -> None:
     """Issue 11 item 1: without maxReferenceBytes each source is capped at 65,536 bytes.
@@ -737,6 +740,14 @@ def test_the_default_cap_is_65536_bytes(impl: Implementation, total: int) -> Non
     refs = [{"sessionId": "big"}]
     (alone,) = typed(impl, refs, sessions=sessions, config={"maxReferenceBytes": UNBOUNDED})
     args = {"target": {"id": "target"}, "content": CONTENT, "references": refs}
+    code = impl.error_code("prepare", **args, sessions=sessions)
+    if code is not None:
+        # Failing is allowed only where cutting the one text could not fit (D-232).
+        text = sessions["big"]["events"][0]["data"]["content"][0]["text"]
+        saving = tag_safe_bytes(text) - tag_safe_bytes(smallest_form(text, 32))
+        bound = alone["serializedBytes"] - saving + 32
+        expect("RET-003", bound > 65536, "failed where slicing fits the default cap", code=code)
+        return
     result = impl.call("prepare", **args, sessions=sessions)
     (source,) = sources_of(args, result)
     measured = alone["serializedBytes"]
@@ -837,6 +848,8 @@ def test_all_or_nothing_under_every_fault(impl: Implementation, scenario: dict[s
         profile = "PREP-007" if scenario["expect"] == CANCELLED else "PREP-013"
         expect_equal(profile, code, scenario["expect"], what="error code")
         return
+    code = prepare_code(impl, refs, **args)
+    expect("PREP-005", code is None, "failed without a failing read or cancellation", code=code)
     got = typed(impl, refs, **args)
     clean = {sid: small(sid, f"{sid} says hi", "second") for sid in "abc"}
     want = typed(impl, refs, sessions=clean)
