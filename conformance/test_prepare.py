@@ -328,6 +328,7 @@ def source_sets(draw: st.DrawFn) -> list[SessionCase]:
     "PROJ-003",
     "RET-001",
     "RET-014",
+    "SER-006",
 )
 @settings(max_examples=100, suppress_health_check=SLOW)
 @given(source_sets(), st.lists(js_strings(max_size=6), min_size=3, max_size=3))
@@ -717,13 +718,13 @@ def one_text_source(total: int) -> dict[str, Any]:
 
 
 def expect_within(source: dict[str, Any], cap: int, **inputs: object) -> None:
-    """RET-001 on the host's measure: its serializedBytes is within the cap, and no less
-    than its retained texts take as tag-safe JSON strings (D-231)."""
+    """RET-001 on the host's measure: its serializedBytes is within the cap; SER-006: it is
+    no less than its retained texts take as tag-safe JSON strings (D-231)."""
     size, texts = source["serializedBytes"], [m["text"] for m in source["messages"]]
     expect("RET-001", size <= cap, "a source over its cap", cap=cap, size=size, **inputs)
     least = least_serialized_bytes(texts)
     expect(
-        "RET-001",
+        "SER-006",
         size >= least,
         "serializedBytes is less than the retained texts take as JSON (D-231)",
         size=size,
@@ -739,7 +740,7 @@ def whole(source: dict[str, Any]) -> bool:
     )
 
 
-@pytest.mark.req("RET-001", "RET-003", "RET-014")
+@pytest.mark.req("RET-001", "RET-003", "RET-014", "SER-006")
 @pytest.mark.parametrize("total", [65536, 65537, 70000, 8193])
 def test_the_default_cap_is_65536_bytes(impl: Implementation, total: int) -> None:
     """Issue 11 item 1: without maxReferenceBytes each source is capped at 65,536 bytes.
@@ -770,7 +771,7 @@ def test_the_default_cap_is_65536_bytes(impl: Implementation, total: int) -> Non
         expect_equal("RET-014", tag_safe_bytes(data), total, what="bytes of the data object")
 
 
-@pytest.mark.req("RET-010", "RET-001")
+@pytest.mark.req("RET-010", "RET-001", "SER-006")
 @settings(max_examples=40, suppress_health_check=SLOW)
 @given(
     st.lists(st.integers(min_value=1, max_value=800), min_size=2, max_size=3),

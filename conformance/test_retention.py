@@ -180,12 +180,12 @@ def expect_unavoidable(
 
 
 def expect_within(source: dict[str, Any], cap: int, **inputs: object) -> None:
-    """RET-001 on the host's measure (D-231): within the cap, and no less than its texts."""
+    """RET-001 on the host's measure: within the cap; SER-006: no less than its texts (D-231)."""
     size = source["serializedBytes"]
     expect("RET-001", size <= cap, "the source exceeds its cap", cap=cap, size=size, **inputs)
     least = least_serialized_bytes([m["text"] for m in source["messages"]])
     expect(
-        "RET-001",
+        "SER-006",
         size >= least,
         "serializedBytes is less than the retained texts take as JSON (D-231)",
         size=size,
@@ -304,7 +304,7 @@ def test_retention_properties(impl: Implementation, inputs: tuple[SessionCase, i
     data, stats = out["data"], out["stats"]
     conversation = data["conversation"]
     expect_equal(
-        "SER-006",
+        "RET-014",
         data,
         data_of(case, label, [{"role": m["role"], "text": m["text"]} for m in messages]),
         what="data object",
@@ -405,7 +405,7 @@ def expect_fails_or_fits(impl: Implementation, args: dict[str, Any], what: str) 
         expect_equal("PREP-022", code, BUDGET, what="error code", cap=cap)
 
 
-@pytest.mark.req("RET-004", "RET-001", "RET-014", "PREP-022")
+@pytest.mark.req("RET-004", "RET-001", "RET-014", "PREP-022", "SER-006")
 @settings(suppress_health_check=SLOW)
 @given(js_strings(max_size=8), st.integers(min_value=0, max_value=200))
 def test_fixed_fields_that_cannot_fit_fail(impl: Implementation, label: str, extra: int) -> None:
@@ -420,7 +420,7 @@ def test_fixed_fields_that_cannot_fit_fail(impl: Implementation, label: str, ext
             expect_fails_or_fits(impl, args, "the reference's fixed fields over the cap")
 
 
-@pytest.mark.req("RET-004", "RET-001", "RET-014", "PREP-022")
+@pytest.mark.req("RET-004", "RET-001", "RET-014", "PREP-022", "SER-006")
 def test_empty_source_over_a_tiny_cap_fails(impl: Implementation) -> None:
     """Upstream's pinned case: maxReferenceBytes 16 and an empty source."""
     src = {"header": {"id": "source", "createdAt": 0}, "events": []}
@@ -474,7 +474,7 @@ CHECKPOINT = "<compacted-summary>checkpoint</compacted-summary>"
 NEWEST = "latest-" + "界" * 400
 
 
-@pytest.mark.req("RET-001", "RET-002", "RET-003", "RET-007", "RET-011")
+@pytest.mark.req("RET-001", "RET-002", "RET-003", "RET-007", "RET-011", "SER-006")
 def test_upstream_exact_budget_properties(impl: Implementation) -> None:
     """Upstream's 360-byte case, checked by what the seed says: any arithmetic passes."""
     src = latest_fixture()
@@ -782,7 +782,7 @@ def test_a_short_newest_message_that_cannot_fit_fails(impl: Implementation) -> N
     expect_equal("RET-006", ok["stats"]["omittedMessages"], 1, what="omittedMessages")
 
 
-@pytest.mark.req("RET-001", "RET-011")
+@pytest.mark.req("RET-001", "RET-011", "SER-006")
 def test_a_message_that_cannot_shrink_does_not_stop_another(impl: Implementation) -> None:
     """D-37: once the longest text is down to its bare notice, a shorter one may still
     shrink.  Here the newest message's 36 bytes become its 33-byte notice, and the three
