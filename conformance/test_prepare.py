@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 import pytest
-from hypothesis import assume, event, given, settings
+from hypothesis import assume, event, example, given, settings
 from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
@@ -144,6 +144,7 @@ references = st.lists(
 @pytest.mark.req("PREP-001", "PREP-003", "ENV-006", "ENV-008", "PREP-022")
 @settings(suppress_health_check=SLOW)
 @given(references, st.integers(min_value=1, max_value=3))
+@example([{"sessionId": "a"}, {"sessionId": "a", "label": "x"}], 1)  # limit after dedupe
 def test_dedupe_order_labels_limit_and_input_index(
     impl: Implementation, refs: list[dict[str, Any]], limit: int
 ) -> None:
@@ -859,6 +860,8 @@ def test_all_or_nothing_under_every_fault(impl: Implementation, scenario: dict[s
         expect_equal(profile, code, scenario["expect"], what="error code")
         return
     code = prepare_code(impl, refs, **args)
+    if code == CANCELLED:  # every read settles before the cancellation: it must not win
+        expect("PREP-006", False, "cancelled after every read had settled", args=args)
     expect("PREP-005", code is None, "failed without a failing read or cancellation", code=code)
     got = typed(impl, refs, **args)
     clean = {sid: small(sid, f"{sid} says hi", "second") for sid in "abc"}

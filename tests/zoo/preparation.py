@@ -143,7 +143,8 @@ class LateCancellationIgnored(Broken):
         "Ignores a cancellation unless some read never settles (the race is lost to the reads)."
     )
     kills = frozenset({"PREP-007"})
-    collateral_ok = frozenset({"PREP-004"})
+    # PREP-006: a cancellation that should win is not observed (the same defect)
+    collateral_ok = frozenset({"PREP-004", "PREP-006"})
 
     def op_prepare(self, args: Mapping[str, Any]) -> Any:
         faults = args.get("faults") or {}
