@@ -81,9 +81,7 @@ class PrepareRun:
     def to_json(self) -> dict[str, Any]:
         out = {"content": thaw(self.content), "contexts": thaw(self.contexts)}
         if self.contexts:
-            out["sources"] = [
-                {"sessionId": s.data["sessionId"], **s.typed()} for s in self.sources
-            ]
+            out["sources"] = [{"sessionId": s.data["sessionId"], **s.typed()} for s in self.sources]
         return out
 
 
