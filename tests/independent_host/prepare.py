@@ -107,17 +107,36 @@ def _observe(sessions: dict[str, Any], session_id: str) -> dict[str, Any]:
         raise HostError(READ_FAILED, f"the session cannot be read: {exc.message}") from exc
 
 
-def _race(refs: list[tuple[str, str]], faults: dict[str, Any], cancel: float | None) -> None:
-    """Settle the parallel reads against cancellation, as Promise.all racing a signal."""
-    times = [_read_time(faults.get(session_id)) for session_id, _ in refs]
-    failures = [t for t, ok in times if not ok]
-    settle = min(failures) if failures else max(t for t, _ in times)
+def _reads(
+    refs: list[tuple[str, str]], sessions: dict[str, Any], faults: dict[str, Any], cancel: float | None
+) -> list[dict[str, Any]]:
+    """Run the reads in parallel against cancellation, as Promise.all racing a signal.
+
+    Each read observes its source when it starts (time 0); it then settles at its fault's
+    time with that observation or with the fault's failure. A missing or unreadable
+    source is a failure of its read, settling when the read would.
+    """
+    outcomes: list[tuple[float, dict[str, Any] | HostError]] = []
+    for session_id, _ in refs:
+        time, ok = _read_time(faults.get(session_id))
+        if not ok:
+            outcomes.append((time, HostError(READ_FAILED, "the read failed")))
+            continue
+        try:
+            outcomes.append((time, _observe(sessions, session_id)))
+        except HostError as exc:
+            outcomes.append((time, exc))
+    failures = [(t, i) for i, (t, o) in enumerate(outcomes) if isinstance(o, HostError)]
+    settle = min(failures)[0] if failures else max(t for t, _ in outcomes)
     if cancel is not None and cancel <= settle:
         raise HostError(CANCELLED, "preparation was cancelled")
     if math.isinf(settle):
         raise HostError("DSH_INVALID_ARGUMENT", "a read never settles and nothing cancels it")
     if failures:
-        raise HostError(READ_FAILED, "a referenced session could not be read")
+        failed = outcomes[min(failures)[1]][1]
+        assert isinstance(failed, HostError)
+        raise failed
+    return [o for _, o in outcomes if not isinstance(o, HostError)]
 
 
 def _fixed(snapshot: dict[str, Any], label: str) -> dict[str, Any]:
@@ -174,9 +193,10 @@ def prepare(args: dict[str, Any]) -> dict[str, Any]:
     refs = _references(args.get("references"), target["id"], options["maxReferences"])
     if not refs:
         return {"content": copy.deepcopy(content), "contexts": [], "sources": []}
-    _race(refs, args.get("faults") or {}, _cancel_time(args.get("cancelAt")))
-    sessions = args.get("sessions") or {}
-    snapshots = [_observe(sessions, session_id) for session_id, _ in refs]
+    cancel = _cancel_time(args.get("cancelAt"))
+    if cancel is not None and cancel < 0:
+        raise HostError(CANCELLED, "preparation was cancelled before it started")
+    snapshots = _reads(refs, args.get("sessions") or {}, args.get("faults") or {}, cancel)
     entries: dict[str, Any] = {}
     records, metas = [], []
     for index, ((session_id, label), snapshot) in enumerate(zip(refs, snapshots)):
