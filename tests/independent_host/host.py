@@ -12,9 +12,9 @@ from typing import Any
 if not __package__:  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.independent_host import codec, prepare, retain, surface  # noqa: E402
-from tests.independent_host.errors import HostError  # noqa: E402
-from tests.independent_host.jsvalue import normalize, stringify  # noqa: E402
+from tests.independent_host import codec, prepare, retain, surface
+from tests.independent_host.errors import HostError
+from tests.independent_host.jsvalue import normalize, stringify
 
 CAPABILITIES = [
     "uri",
@@ -42,7 +42,9 @@ def _snapshot(args: dict[str, Any]) -> dict[str, Any]:
         snap = args["snapshot"]
         if not isinstance(snap, dict) or not isinstance(snap.get("events"), list):
             raise HostError(ARG, "snapshot needs {session, capturedThroughSeq, events}")
-        if not isinstance(snap.get("session"), dict) or not isinstance(snap["session"].get("id"), str):
+        if not isinstance(snap.get("session"), dict) or not isinstance(
+            snap["session"].get("id"), str
+        ):
             raise HostError(ARG, "snapshot.session needs a string id")
         return snap
     if "session" in args:

@@ -66,7 +66,9 @@ def _references(raw: Any, target: str, limit: int) -> list[tuple[str, str]]:
             raise HostError(INVALID, "a reference label must be a string")
         session_id = normalize(ref["sessionId"])
         if session_id == normalize(target):
-            raise HostError("SESSION_REFERENCE_SELF_REFERENCE", "a message cannot reference its own session")
+            raise HostError(
+                "SESSION_REFERENCE_SELF_REFERENCE", "a message cannot reference its own session"
+            )
         seen.setdefault(session_id, normalize(label))
     if len(seen) > limit:
         raise HostError("SESSION_REFERENCE_TOO_MANY", f"at most {limit} sessions may be referenced")
@@ -108,7 +110,10 @@ def _observe(sessions: dict[str, Any], session_id: str) -> dict[str, Any]:
 
 
 def _reads(
-    refs: list[tuple[str, str]], sessions: dict[str, Any], faults: dict[str, Any], cancel: float | None
+    refs: list[tuple[str, str]],
+    sessions: dict[str, Any],
+    faults: dict[str, Any],
+    cancel: float | None,
 ) -> list[dict[str, Any]]:
     """Run the reads in parallel against cancellation, as Promise.all racing a signal.
 
@@ -150,7 +155,9 @@ def _fixed(snapshot: dict[str, Any], label: str) -> dict[str, Any]:
     }
 
 
-def retain_source(snapshot: dict[str, Any], label: str, cap: int) -> tuple[Retained, list[dict[str, Any]]]:
+def retain_source(
+    snapshot: dict[str, Any], label: str, cap: int
+) -> tuple[Retained, list[dict[str, Any]]]:
     items = project(snapshot)
     return retain(_fixed(snapshot, label), items, cap), items
 
@@ -199,7 +206,7 @@ def prepare(args: dict[str, Any]) -> dict[str, Any]:
     snapshots = _reads(refs, args.get("sessions") or {}, args.get("faults") or {}, cancel)
     entries: dict[str, Any] = {}
     records, metas = [], []
-    for index, ((session_id, label), snapshot) in enumerate(zip(refs, snapshots)):
+    for index, ((_, label), snapshot) in enumerate(zip(refs, snapshots, strict=True)):
         kept, items = retain_source(snapshot, label, options["maxReferenceBytes"])
         entries[f"ref-{index + 1}"] = kept.entry
         records.append(source_record(snapshot["session"]["id"], kept))

@@ -9,7 +9,9 @@ notice naming the exact bytes left out.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from attrs import define, field
@@ -30,26 +32,33 @@ class Sliced:
     omitted: int
 
 
+@lru_cache(maxsize=64)
+def _layout(text: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """The characters of a text and the UTF-8 bytes before each (prefix sums)."""
+    chars = tuple(normalize(text))
+    sums = [0]
+    for char in chars:
+        sums.append(sums[-1] + char_bytes(char))
+    return chars, tuple(sums)
+
+
 def slice_text(text: str, keep: int) -> Sliced:
     """Head (about 2/3) and tail of at most `keep` bytes, whole characters, notice between."""
-    chars = list(normalize(text))
-    sizes = [char_bytes(c) for c in chars]
-    total = sum(sizes)
-    head_budget, head_end, used = -(-2 * keep // 3), 0, 0
-    while head_end < len(chars) and used + sizes[head_end] <= head_budget:
-        used += sizes[head_end]
-        head_end += 1
-    tail_start, tail_used = len(chars), 0
-    while tail_start > head_end and tail_used + sizes[tail_start - 1] <= keep - used:
-        tail_start -= 1
-        tail_used += sizes[tail_start]
+    chars, sums = _layout(text)
+    total = sums[-1]
+    head_end = bisect_right(sums, -(-2 * keep // 3)) - 1
+    used = sums[head_end]
+    # the tail: the fewest trailing characters... the most whose bytes fit what is left
+    tail_start = bisect_left(sums, total - (keep - used))
+    tail_start = max(tail_start, head_end)
+    tail_used = total - sums[tail_start]
     omitted = total - used - tail_used
     body = "".join(chars[:head_end]) + notice(omitted) + "".join(chars[tail_start:])
     return Sliced(body, omitted)
 
 
 def best_slice(text: str, fits: Callable[[Sliced], bool]) -> Sliced | None:
-    """The slice keeping the most bytes that `fits` accepts, or None when not even the bare notice does."""
+    """The slice keeping the most bytes `fits` accepts; None when not even the bare notice does."""
     low, high, best = 0, utf8_len(text) - 1, None
     while low <= high:
         mid = (low + high) // 2
@@ -108,18 +117,23 @@ def protected(items: list[dict[str, Any]]) -> set[int]:
     return keep
 
 
+def _row(kept: Kept) -> dict[str, Any]:
+    row: dict[str, Any] = {"from": kept.role, "text": kept.text}
+    if kept.checkpoint:
+        row["compactSummary"] = True
+    return row
+
+
 def make_entry(fixed: dict[str, Any], messages: list[Kept], dropped: int) -> dict[str, Any]:
     """This host's JSON for one source (its own field names)."""
     entry = dict(fixed)
     entry["earlierMessagesLeftOut"] = dropped
-    rows = []
-    for kept in messages:
-        row: dict[str, Any] = {"from": kept.role, "text": kept.text}
-        if kept.checkpoint:
-            row["compactSummary"] = True
-        rows.append(row)
-    entry["messages"] = rows
+    entry["messages"] = [_row(kept) for kept in messages]
     return entry
+
+
+def _cost(text: str) -> int:
+    return utf8_len(stringify(text, tag_safe=True))
 
 
 def measure(entry: dict[str, Any]) -> int:
@@ -127,47 +141,55 @@ def measure(entry: dict[str, Any]) -> int:
 
 
 def retain(fixed: dict[str, Any], items: list[dict[str, Any]], cap: int) -> Retained:
-    """Fit one source's entry within cap bytes, or fail the whole preparation."""
+    """Fit one source's entry within cap bytes, or fail the whole preparation.
+
+    The entry's size is its frame (fixed fields, the dropped count, empty message list)
+    plus each row's own serialization plus the commas between rows: JSON concatenates.
+    """
     if measure(make_entry(fixed, [], 0)) > cap:
         raise HostError(OVER, "this source's fixed fields alone exceed its byte cap")
     keep = protected(items)
     messages = [Kept(it["role"], it["text"], it["checkpoint"]) for it in items]
-    order = list(range(len(items)))
+    rows = [measure(_row(m)) for m in messages]
     dropped: set[int] = set()
 
-    def current() -> list[Kept]:
-        return [messages[i] for i in order if i not in dropped]
+    def live() -> list[int]:
+        return [i for i in range(len(messages)) if i not in dropped]
 
-    def size() -> int:
-        return measure(make_entry(fixed, current(), len(dropped)))
+    def size(replace: tuple[int, int] | None = None) -> int:
+        alive = live()
+        total = measure(make_entry(fixed, [], len(dropped))) + max(0, len(alive) - 1)
+        for i in alive:
+            total += replace[1] if replace is not None and replace[0] == i else rows[i]
+        return total
 
-    for index in order:
+    for index in range(len(messages)):
         if size() <= cap:
             break
         if index not in keep:
             dropped.add(index)
     while size() > cap:
-        shrinkable = [m for m in current() if not m.minimal]
+        shrinkable = [i for i in live() if not messages[i].minimal]
         if not shrinkable:
             raise HostError(OVER, "the preserved messages cannot fit this source's byte cap")
-        target = max(shrinkable, key=lambda m: utf8_len(m.text))
-        before = (target.text, target.omitted)
+        at = max(shrinkable, key=lambda i: utf8_len(messages[i].text))
+        target = messages[at]
 
-        def fits(candidate: Sliced, target: Kept = target) -> bool:
-            target.text = candidate.text
-            ok = size() <= cap
-            target.text = before[0]
-            return ok
+        def fits(candidate: Sliced, at: int = at, target: Kept = target) -> bool:
+            trial = Kept(target.role, target.original, target.checkpoint, candidate.text)
+            return size((at, measure(_row(trial)))) <= cap
 
         found = best_slice(target.original, fits)
         if found is not None:
             target.text, target.omitted = found.text, found.omitted
+            rows[at] = measure(_row(target))
             break
         bare = slice_text(target.original, 0)
         target.minimal = True
-        if measure({"t": bare.text}) < measure({"t": target.text}):
+        if _cost(bare.text) < _cost(target.text):
             target.text, target.omitted = bare.text, bare.omitted
-    final = current()
+            rows[at] = measure(_row(target))
+    final = [messages[i] for i in live()]
     entry = make_entry(fixed, final, len(dropped))
     dropped_bytes = sum(utf8_len(messages[i].original) for i in dropped)
     return Retained(final, len(dropped), dropped_bytes, entry, measure(entry))
