@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -147,8 +148,7 @@ def _error(rid: Any, code: str, message: str) -> str:
     return stringify({"id": rid, "error": {"code": code, "message": message}})
 
 
-def main() -> int:
-    sys.setrecursionlimit(10000)
+def serve() -> None:
     stdin = sys.stdin.buffer
     out = sys.stdout.buffer
     for raw in stdin:
@@ -160,6 +160,15 @@ def main() -> int:
         out.flush()
         if stop:
             break
+
+
+def main() -> int:
+    """Serve on a thread with a deep stack: JSON nested thousands deep is still a value."""
+    sys.setrecursionlimit(60000)
+    threading.stack_size(512 * 1024 * 1024)
+    worker = threading.Thread(target=serve)
+    worker.start()
+    worker.join()
     return 0
 
 
