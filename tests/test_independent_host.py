@@ -116,9 +116,11 @@ def test_no_seed_requirement_is_left_inconclusive(report: dict[str, Any]) -> Non
 
 def test_the_profile_verdict_fails_on_its_own_choices(report: dict[str, Any]) -> None:
     profile = report["verdicts"]["profile"]
-    assert not profile["passed"]
+    assert not profile["passed"], "the reference profile passed a host with its own bytes"
     missing = {rid: why for rid, why in OWN_CHOICES.items() if rid not in profile["failing"]}
-    assert not missing, "profile did not see: " + json.dumps(missing)
+    assert not missing, f"profile did not see: {json.dumps(missing)}\n" + _failures(
+        report, "profile"
+    )
 
 
 # The protocol extension (/work/wt/sources_field.md) on the host directly: what the suite's
