@@ -312,8 +312,9 @@ def handback_is_asked_then_injected(script: Mapping[str, Any], result: Outcome) 
         assert not (hb and fits(hb, cap)), f"step {index}: a handback within its cap refused: {error}"
 
 
-def _request_positions(events: Sequence[Event]) -> list[int]:
-    return [i for i, e in enumerate(events) if e["type"] == "step/start"]
+def own_steps(events: Sequence[Event], first: int) -> list[int]:
+    """Positions of the ``step/start`` events from *first* on: one per request made."""
+    return [i for i, e in enumerate(events) if i >= first and e["type"] == "step/start"]
 
 
 def next_parent_request_sees_it(script: Mapping[str, Any], result: Outcome) -> None:
@@ -322,13 +323,14 @@ def next_parent_request_sees_it(script: Mapping[str, Any], result: Outcome) -> N
     type."""
     parent = result["parent"]
     events = parent["log"]["events"]
-    rebuilt = replay(events, parent["log"]["header"]["id"])
+    first = len(script["parent"].get("seed", ()))
+    rebuilt = requests_of_own_steps(parent, first)
     assert canonical_json(parent["requests"]) == canonical_json(rebuilt), (
         "a parent request differs from the replay of the parent's log"
     )
     for merged in merges(script, result):
         for at in merged.logged:
-            later = [k for k, p in enumerate(_request_positions(events)) if p > at]
+            later = [k for k, p in enumerate(own_steps(events, first)) if p > at]
             if later:
                 message = {"role": "user", "content": events[at]["data"]["content"]}
                 assert message in parent["requests"][later[0]]["messages"], (

@@ -17,7 +17,6 @@ from typing import Any, Final
 from attrs import define, field, frozen
 from hypothesis import strategies as st
 
-from dsh_conformance.conformance.keyless import source_session
 
 PARENT_ID: Final = "parent"
 CHILD_ID: Final = "side"
@@ -29,6 +28,19 @@ OPTIONS: Final[dict[str, Any]] = {
         {"name": "read_file", "description": "Read a file", "result": [{"type": "text", "text": "contents"}]}
     ],
 }
+_USER: Final = {"kind": "user"}
+_MOCK: Final = {"provider": "mock", "model": "scripted"}
+#: A parent history whose first turn a compaction replaced with a summary (SIDE-029).
+COMPACTED_SEED: Final[list[dict[str, Any]]] = [
+    {"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1, "trigger": {"kind": "message", "source": _USER}}},
+    {"type": "user/message", "seq": 1, "time": 0, "data": {"content": [{"type": "text", "text": "SHADOWED OLD USER"}], "source": _USER}, "surfaceOp": "append"},
+    {"type": "step/start", "seq": 2, "time": 0, "data": {"turn": 1, "step": 1}},
+    {"type": "request/header", "seq": 3, "time": 0, "data": {"header": {"config": _MOCK}, "reason": "initial"}},
+    {"type": "assistant/message", "seq": 4, "time": 0, "data": {"turn": 1, "step": 1, "content": [{"type": "text", "text": "SHADOWED OLD ASSISTANT"}], "provenance": _MOCK}, "surfaceOp": "append"},
+    {"type": "step/end", "seq": 5, "time": 0, "data": {"turn": 1, "step": 1}},
+    {"type": "turn/end", "seq": 6, "time": 0, "data": {"turn": 1, "reason": {"kind": "completed"}}},
+    {"type": "user/message", "seq": 7, "time": 0, "data": {"content": [{"type": "text", "text": "<compacted-summary>Retained checkpoint.</compacted-summary>"}], "source": {"kind": "plugin", "plugin": "compact"}}, "surfaceOp": {"op": "replace", "start": 1, "end": 4}, "sourceEventSeqs": [1, 4]},
+]  # fmt: skip
 #: Where the fork lands.
 FORK_POINTS: Final = ("idle", "in-flight", "tool-batch", "cancelled")
 
@@ -139,7 +151,7 @@ def build(plan: Plan) -> dict[str, Any]:
     b.replies["child"].append({"text": "spare answer"})  # a host whose framing asks the model
     parent: dict[str, Any] = {"id": PARENT_ID, "header": {"cwd": CWD}, "options": OPTIONS}
     if plan.compacted:
-        parent["seed"] = source_session()["events"]
+        parent["seed"] = COMPACTED_SEED
     return {"parent": parent, "child": CHILD_ID, "replies": b.replies, "steps": b.steps}
 
 
