@@ -606,3 +606,23 @@ child_dies_with_the_parent = _kit(ChildDiesWithTheParent, "child dies with the p
 echoes_the_child = _kit(EchoesTheChild, "echoes the child")
 forks_the_full_history = _kit(ForksTheFullHistory, "forks the full history")
 never_asks = _kit(NeverAsks, "never asks")
+
+
+# --- the reference with capabilities withheld (issue 37's measurement) -------------------------
+
+
+def _reference_without(*withheld: str) -> Any:
+    from dsh_conformance.adapters.reference import ReferenceAdapter
+
+    declared = ReferenceAdapter().handshake().capabilities
+    return ReferenceAdapter(capabilities=declared - set(withheld))
+
+
+def reference_without_agent() -> Any:
+    """The reference serving everything but the micro-step ``agent`` capability."""
+    return _reference_without("agent")
+
+
+def reference_without_agent_or_side_scenario() -> Any:
+    """The same, without ``side.scenario`` either: the state before issue 37 item 1."""
+    return _reference_without("agent", "side.scenario")
