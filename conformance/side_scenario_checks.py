@@ -18,10 +18,18 @@ from typing import Any, Final
 
 from attrs import frozen
 
-from dsh_conformance.conformance.agent_support import SEED_EVENT_TYPES, SURFACE_TYPES
-from dsh_conformance.conformance.agent_support import derive, replay, surface
-from dsh_conformance.conformance.side_invariants import canonical_json, length_capped
-from dsh_conformance.conformance.side_invariants import seed_fork_points
+from dsh_conformance.conformance.agent_support import (
+    SEED_EVENT_TYPES,
+    SURFACE_TYPES,
+    derive,
+    replay,
+    surface,
+)
+from dsh_conformance.conformance.side_invariants import (
+    canonical_json,
+    length_capped,
+    seed_fork_points,
+)
 
 Event = Mapping[str, Any]
 Outcome = Mapping[str, Any]
@@ -35,7 +43,9 @@ def texts(content: object) -> str:
     if not isinstance(content, list):
         return ""
     return "".join(
-        str(b.get("text", "")) for b in content if isinstance(b, Mapping) and b.get("type") == "text"
+        str(b.get("text", ""))
+        for b in content
+        if isinstance(b, Mapping) and b.get("type") == "text"
     )
 
 
@@ -70,7 +80,8 @@ def fork(script: Mapping[str, Any], result: Outcome) -> Mapping[str, Any]:
     """The outcome of the fork that made the side session (it carries ``source``)."""
     for _, outcome in fired(script, result, "fork"):
         if "error" not in outcome and "source" in outcome and "child" in result:
-            return outcome
+            found: Mapping[str, Any] = outcome
+            return found
     errors = [o.get("error") for _, o in fired(script, result, "fork")]
     raise AssertionError(f"no fork step created the side session (errors: {errors})")
 
@@ -230,7 +241,7 @@ def child_header_stamps_lineage(script: Mapping[str, Any], result: Outcome) -> N
     assert header.get("parentSession") == pid, f"parentSession: {header.get('parentSession')!r}"
     length = header.get("seedLength")
     m = seed_length(script, result)
-    assert isinstance(length, int) and not isinstance(length, bool), f"seedLength: {length!r}"
+    assert type(length) is int, f"seedLength: {length!r}"
     assert length == m, f"seedLength {length}, but the child took {m} events of the parent"
 
 
@@ -272,8 +283,13 @@ def system_prompt_is_the_parents(script: Mapping[str, Any], result: Outcome) -> 
     fork(script, result)
     want = parent_system(script, result)
     for n, got in enumerate(system_of(result["child"]), start=1):
-        same = isinstance(got, str) and isinstance(want, str) and (
-            got.encode("utf-16-le", "surrogatepass") == want.encode("utf-16-le", "surrogatepass")
+        same = (
+            isinstance(got, str)
+            and isinstance(want, str)
+            and (
+                got.encode("utf-16-le", "surrogatepass")
+                == want.encode("utf-16-le", "surrogatepass")
+            )
         )
         assert same or got == want, f"child request {n}'s system prompt differs from the parent's"
 
@@ -309,7 +325,9 @@ def handback_is_asked_then_injected(script: Mapping[str, Any], result: Outcome) 
     for index, error in failed_merges(script, result):
         hb = handback_for(script, result, index)
         cap = script["steps"][index].get("cap")
-        assert not (hb and fits(hb, cap)), f"step {index}: a handback within its cap refused: {error}"
+        assert not (hb and fits(hb, cap)), (
+            f"step {index}: a handback within its cap refused: {error}"
+        )
 
 
 def own_steps(events: Sequence[Event], first: int) -> list[int]:
@@ -346,7 +364,9 @@ def merge_is_one_capped_sidechat_context(script: Mapping[str, Any], result: Outc
     next request at the position replay gives it."""
     events = result["parent"]["log"]["events"]
     done = merges(script, result)
-    sidechat = [e for e in events if e["type"] == "context/message" and e["data"].get("source") == SIDECHAT]
+    sidechat = [
+        e for e in events if e["type"] == "context/message" and e["data"].get("source") == SIDECHAT
+    ]
     assert len(sidechat) == len(done), f"{len(done)} merges but {len(sidechat)} sidechat contexts"
     for merged in done:
         assert len(merged.logged) == 1, f"step {merged.index}: {len(merged.logged)} contexts"
@@ -376,8 +396,6 @@ def every_merge_is_capped_and_kept(script: Mapping[str, Any], result: Outcome) -
         others = [m for m in done if m is not merged and m.carried_by(text)]
         assert not others, f"step {merged.index}: the note consolidates earlier handbacks"
         assert event["seq"] in on_surface, f"step {merged.index}: the note was rewritten away"
-    for index, error in failed_merges(script, result):
-        del index, error  # a refusal merges nothing, which keeps every cap
     ordered = [m.logged[0] for m in done if m.logged]
     assert ordered == sorted(ordered), "the notes are not in merge order"
 
@@ -385,9 +403,8 @@ def every_merge_is_capped_and_kept(script: Mapping[str, Any], result: Outcome) -
 def child_outlives_the_parent(script: Mapping[str, Any], result: Outcome) -> None:
     """SIDE-015: the child keeps working after the parent's turn ended, was cancelled or the
     parent was disposed of; its work never becomes a parent tool result."""
-    child = result["child"] if "child" in result else None
     fork(script, result)
-    assert child is not None
+    child = result["child"]
     ends_child = any(
         s["do"] in {"cancel", "dispose"} and s.get("session") == "child" for s in script["steps"]
     )
@@ -410,7 +427,9 @@ def child_outlives_the_parent(script: Mapping[str, Any], result: Outcome) -> Non
 
 def _child_texts(script: Mapping[str, Any]) -> list[str]:
     sent = [
-        s["text"] for s in script["steps"] if s["do"] in {"send", "steer"} and s.get("session") == "child"
+        s["text"]
+        for s in script["steps"]
+        if s["do"] in {"send", "steer"} and s.get("session") == "child"
     ]
     return sent + [r["text"] for r in script.get("replies", {}).get("child", ()) if "text" in r]
 
@@ -440,8 +459,9 @@ def framing_heads_the_appended_history(script: Mapping[str, Any], result: Outcom
     assert len(found) == 1, f"{len(found)} plugin-sourced contexts in the head of the child"
     events = result["child"]["log"]["events"]
     first = next((e for e in events[m:] if e["type"] in SURFACE_TYPES), None)
-    assert first is not None and canonical_json(first) == canonical_json(found[0]), (
-        f"the first appended model-visible event is {first and first['type']!r}, not the framing"
+    assert first is not None, "the child appended nothing the model sees"
+    assert canonical_json(first) == canonical_json(found[0]), (
+        f"the first appended model-visible event is a {first['type']!r}, not the framing"
     )
     requests = result["child"]["requests"]
     if requests:
@@ -466,7 +486,11 @@ def no_cross_talk(script: Mapping[str, Any], result: Outcome) -> None:
     theirs = [
         t
         for t in (
-            [s["text"] for s in script["steps"] if s["do"] in {"send", "steer"} and s.get("session", "parent") == "parent"]
+            [
+                s["text"]
+                for s in script["steps"]
+                if s["do"] in {"send", "steer"} and s.get("session", "parent") == "parent"
+            ]
             + [r["text"] for r in script["replies"].get("parent", ()) if "text" in r]
         )
         if dumped(t)[1:-1] not in before
@@ -474,12 +498,8 @@ def no_cross_talk(script: Mapping[str, Any], result: Outcome) -> None:
     child_seen = dumped([child["log"]["events"], [r["messages"] for r in child["requests"]]])
     leaked = [t for t in theirs if dumped(t)[1:-1] in child_seen]
     assert not leaked, f"the parent's words after the fork reached the child: {leaked}"
-    notes = [
-        e["data"]["content"] for e in parent["log"]["events"] if is_plugin_context(e)
-    ]
-    kept = [
-        e for e in parent["log"]["events"] if not (is_plugin_context(e))
-    ]
+    notes = [e["data"]["content"] for e in parent["log"]["events"] if is_plugin_context(e)]
+    kept = [e for e in parent["log"]["events"] if not (is_plugin_context(e))]
     asked = [
         [m for m in r["messages"] if m.get("content") not in notes] for r in parent["requests"]
     ]

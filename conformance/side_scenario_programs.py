@@ -1,4 +1,4 @@
-"""Side-session programs for ``side.scenario.run``: hand-picked and generated (docs/side-scenario.md).
+"""Side-session programs for ``side.scenario.run`` (docs/side-scenario.md).
 
 A program is built from a few choices -- how the parent got where it is (plain turns, a
 compacted seed), where the fork lands (between turns, while a request is in flight, in the
@@ -17,7 +17,6 @@ from typing import Any, Final
 from attrs import define, field, frozen
 from hypothesis import strategies as st
 
-
 PARENT_ID: Final = "parent"
 CHILD_ID: Final = "side"
 CWD: Final = "/workspace/project"
@@ -25,22 +24,55 @@ OPTIONS: Final[dict[str, Any]] = {
     "persona": "You are the project assistant for {{cwd}} on {{model}}.",
     "sections": [{"order": 50, "text": "Prefer small diffs."}],
     "tools": [
-        {"name": "read_file", "description": "Read a file", "result": [{"type": "text", "text": "contents"}]}
+        {
+            "name": "read_file",
+            "description": "Read a file",
+            "result": [{"type": "text", "text": "contents"}],
+        }
     ],
 }
 _USER: Final = {"kind": "user"}
 _MOCK: Final = {"provider": "mock", "model": "scripted"}
+
+
+def _event(kind: str, seq: int, data: dict[str, Any], op: Any = None) -> dict[str, Any]:
+    event: dict[str, Any] = {"type": kind, "seq": seq, "time": 0, "data": data}
+    if op is not None:
+        event["surfaceOp"] = op
+    return event
+
+
+def _said(text: str) -> list[dict[str, str]]:
+    return [{"type": "text", "text": text}]
+
+
 #: A parent history whose first turn a compaction replaced with a summary (SIDE-029).
 COMPACTED_SEED: Final[list[dict[str, Any]]] = [
-    {"type": "turn/start", "seq": 0, "time": 0, "data": {"turn": 1, "trigger": {"kind": "message", "source": _USER}}},
-    {"type": "user/message", "seq": 1, "time": 0, "data": {"content": [{"type": "text", "text": "SHADOWED OLD USER"}], "source": _USER}, "surfaceOp": "append"},
-    {"type": "step/start", "seq": 2, "time": 0, "data": {"turn": 1, "step": 1}},
-    {"type": "request/header", "seq": 3, "time": 0, "data": {"header": {"config": _MOCK}, "reason": "initial"}},
-    {"type": "assistant/message", "seq": 4, "time": 0, "data": {"turn": 1, "step": 1, "content": [{"type": "text", "text": "SHADOWED OLD ASSISTANT"}], "provenance": _MOCK}, "surfaceOp": "append"},
-    {"type": "step/end", "seq": 5, "time": 0, "data": {"turn": 1, "step": 1}},
-    {"type": "turn/end", "seq": 6, "time": 0, "data": {"turn": 1, "reason": {"kind": "completed"}}},
-    {"type": "user/message", "seq": 7, "time": 0, "data": {"content": [{"type": "text", "text": "<compacted-summary>Retained checkpoint.</compacted-summary>"}], "source": {"kind": "plugin", "plugin": "compact"}}, "surfaceOp": {"op": "replace", "start": 1, "end": 4}, "sourceEventSeqs": [1, 4]},
-]  # fmt: skip
+    _event("turn/start", 0, {"turn": 1, "trigger": {"kind": "message", "source": _USER}}),
+    _event("user/message", 1, {"content": _said("SHADOWED OLD USER"), "source": _USER}, "append"),
+    _event("step/start", 2, {"turn": 1, "step": 1}),
+    _event("request/header", 3, {"header": {"config": _MOCK}, "reason": "initial"}),
+    _event(
+        "assistant/message",
+        4,
+        {"turn": 1, "step": 1, "content": _said("SHADOWED OLD ASSISTANT"), "provenance": _MOCK},
+        "append",
+    ),
+    _event("step/end", 5, {"turn": 1, "step": 1}),
+    _event("turn/end", 6, {"turn": 1, "reason": {"kind": "completed"}}),
+    {
+        **_event(
+            "user/message",
+            7,
+            {
+                "content": _said("<compacted-summary>Retained checkpoint.</compacted-summary>"),
+                "source": {"kind": "plugin", "plugin": "compact"},
+            },
+            {"op": "replace", "start": 1, "end": 4},
+        ),
+        "sourceEventSeqs": [1, 4],
+    },
+]
 #: Where the fork lands.
 FORK_POINTS: Final = ("idle", "in-flight", "tool-batch", "cancelled")
 

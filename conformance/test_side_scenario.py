@@ -177,4 +177,3 @@ def test_a_compacted_source_forks_its_compacted_view(impl: Implementation, plan:
 @with_examples
 def test_every_merge_is_capped_and_none_rewrites_another(impl: Implementation, plan: Plan) -> None:
     holds("SIDE-031", impl, plan, checks.every_merge_is_capped_and_kept)
-

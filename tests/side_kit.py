@@ -81,12 +81,10 @@ def message(event: dict[str, Any]) -> dict[str, Any] | None:
 
 def balanced_end(events: list[dict[str, Any]]) -> int:
     """The kit's fork point: the end of the last turn after which nothing is left open."""
-    best, open_turn, in_step, waiting = 0, False, False, set()
+    best, in_step, waiting = 0, False, set()
     for index, event in enumerate(events):
         kind, data = event["type"], event["data"]
-        if kind == "turn/start":
-            open_turn = True
-        elif kind == "step/start":
+        if kind == "step/start":
             in_step = True
         elif kind == "step/end":
             in_step = False
@@ -94,10 +92,8 @@ def balanced_end(events: list[dict[str, Any]]) -> int:
             waiting.add(data["callId"])
         elif kind == "tool/result":
             waiting.discard(data["callId"])
-        elif kind == "turn/end":
-            open_turn = False
-            if not in_step and not waiting:
-                best = index + 1
+        elif kind == "turn/end" and not in_step and not waiting:
+            best = index + 1
     return best
 
 
@@ -569,9 +565,9 @@ class ForksTheFullHistory(KitHost):
         super().frame(child)
         shown = {id(e) for e in fold(child.events)}
         for event in child.events:
-            if event.get("surfaceOp") == "append" and id(event) not in shown:
-                if event["type"] in {"user/message", "assistant/message"}:
-                    child.add_context(event["data"]["content"], USER)
+            replaced = event.get("surfaceOp") == "append" and id(event) not in shown
+            if replaced and event["type"] in {"user/message", "assistant/message"}:
+                child.add_context(event["data"]["content"], USER)
 
 
 class NeverAsks(KitHost):

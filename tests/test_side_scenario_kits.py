@@ -57,9 +57,7 @@ BROKEN: dict[str, set[str]] = {
     # an unframed child is not "framed as a read-only advisor" either (SIDE-003)
     "no_framing": {"SIDE-007", "SIDE-024", "SIDE-003"},
     "framed_twice": {"SIDE-007", "SIDE-024"},
-    "framing_in_the_system_prompt": {
-        "SIDE-008", "SIDE-017", "SIDE-007", "SIDE-024", "SIDE-003"
-    },  # fmt: skip
+    "framing_in_the_system_prompt": {"SIDE-008", "SIDE-017", "SIDE-007", "SIDE-024", "SIDE-003"},
     "merges_over_the_cap": {"SIDE-025", "SIDE-031"},
     # a note that never reaches the parent is no merge of its (SIDE-025, SIDE-031 count it)
     "merges_into_the_child": {"SIDE-009", "SIDE-025", "SIDE-031"},
