@@ -24,24 +24,33 @@ pytestmark = [pytest.mark.capability("scenario"), pytest.mark.capability("agent.
 SNAPSHOT_TEXTS = ("Retained checkpoint.", "Recent retained question.", "referenced-sessions")
 
 
-@pytest.mark.req("ENV-072")
-def test_the_host_view_shows_display_content_and_a_source_list(impl: Implementation) -> None:
+def keyless_script(impl: Implementation) -> dict[str, Any]:
+    """One keyless prompt sent on the host's loop, its view asked for."""
     content, contexts = keyless_contexts(impl)
-    script: dict[str, Any] = {
+    return {
         "agent": {"id": "target-session", "header": {"cwd": CWD}},
         "display": True,
         "replies": [{"text": "Answer."}],
         "steps": [{"do": "send", "content": content, "contexts": contexts}],
     }
-    result = impl.call("scenario.run", **script)
+
+
+def shows_display_content_and_sources(result: dict[str, Any]) -> None:
+    """ENV-072: the prompt shown as its display content with a compact source list."""
     view = result.get("display")
     prompts = [e for e in result["log"]["events"] if e["type"] == "user/message"]
-    with check("ENV-072", view=view, prompts=prompts):
-        assert isinstance(view, dict), "the outcome carries no display although asked"
-        assert len(prompts) == 1, "setup: the prompt was not written once"
-        envelope = prompts[0]["data"]["envelope"]
-        users = [m for m in view["messages"] if m["role"] == "user"]
-        assert len(users) == 1, f"{len(users)} user messages shown"
-        assert users[0]["content"] == envelope["displayContent"], "not the display content"
-        assert [s["sessionId"] for s in users[0]["sources"]] == [SOURCE_ID], "source list"
-        assert not any(t in repr(view["messages"]) for t in SNAPSHOT_TEXTS), "snapshot shown"
+    assert isinstance(view, dict), "the outcome carries no display although asked"
+    assert len(prompts) == 1, "setup: the prompt was not written once"
+    envelope = prompts[0]["data"]["envelope"]
+    users = [m for m in view["messages"] if m["role"] == "user"]
+    assert len(users) == 1, f"{len(users)} user messages shown"
+    assert users[0]["content"] == envelope["displayContent"], "not the display content"
+    assert [s["sessionId"] for s in users[0]["sources"]] == [SOURCE_ID], "source list"
+    assert not any(t in repr(view["messages"]) for t in SNAPSHOT_TEXTS), "snapshot shown"
+
+
+@pytest.mark.req("ENV-072")
+def test_the_host_view_shows_display_content_and_a_source_list(impl: Implementation) -> None:
+    result = impl.call("scenario.run", **keyless_script(impl))
+    with check("ENV-072", display=result.get("display")):
+        shows_display_content_and_sources(result)

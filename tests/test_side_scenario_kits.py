@@ -123,7 +123,10 @@ def test_the_kit_passes_the_side_scenario_tests_through_the_cli(tmp_path: Path) 
     complete(record)
     assert done.returncode == 0, done.stdout[-3000:]
     rows = {row.id: row.status for row in requirement_rows(record)}
-    assert {rid for rid in SEED_004_MUSTS if rows.get(rid) == "pass"} == SEED_004_MUSTS, rows
+    # SIDE-007's structure passes; what the kit's own framing says awaits a person (D-199)
+    judged = {rid for rid in SEED_004_MUSTS if rows.get(rid) in {"pass", "review"}}
+    assert judged == SEED_004_MUSTS, rows
+    assert rows["SIDE-007"] == "review", rows
 
 
 def test_a_broken_kit_is_blamed_on_its_sentence_through_the_cli(tmp_path: Path) -> None:
