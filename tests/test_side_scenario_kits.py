@@ -136,3 +136,27 @@ def test_a_broken_kit_is_blamed_on_its_sentence_through_the_cli(tmp_path: Path) 
     assert done.returncode == 1, done.stdout[-3000:]
     rows = {row.id: row.status for row in requirement_rows(record)}
     assert {rid for rid, status in rows.items() if status == "fail"} == {"SIDE-004"}, rows
+
+
+def test_the_reference_without_agent_is_judged_on_every_seed_must(tmp_path: Path) -> None:
+    """Issue 37: served with ``agent`` withheld from its handshake, the reference is judged
+    on every seed MUST of SIDE, ENV and INBOX (before side.scenario: 28 of 45)."""
+    catalog = load_catalog().requirements
+    musts = {
+        r.id
+        for r in catalog.values()
+        if r.level == "MUST" and r.id.split("-")[0] in {"SIDE", "ENV", "INBOX"}
+        and getattr(r, "seed", "") in {"000", "004"}
+    }  # fmt: skip
+    selection = ("-r", "SIDE-*", "-r", "ENV-*", "-r", "INBOX-*")
+    adapter = "python:side_kit:reference_without_agent"
+    done, record = run_record(tmp_path, adapter, *QUICK, *selection)
+    complete(record)
+    assert done.returncode == 0, done.stdout[-3000:]
+    declared = record.header["adapter"]["capabilities"]
+    assert "agent" not in declared
+    assert "side.scenario" in declared
+    rows = {row.id: row.status for row in requirement_rows(record)}
+    unjudged = {rid for rid in musts if rows.get(rid) not in {"pass", "review"}}
+    assert not unjudged, {rid: rows.get(rid) for rid in sorted(unjudged)}
+    assert len(musts) == 45
