@@ -11,7 +11,6 @@ child's, ``hb-1`` a handback), so a check can tell whose words ended up where.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any, Final
 
 from attrs import define, field, frozen
@@ -226,13 +225,3 @@ def replayable(script: dict[str, Any]) -> str:
     """One line a developer can paste into ``side.scenario.run`` to replay a failure."""
     return "replay with side.scenario.run: " + json.dumps(script, ensure_ascii=True)
 
-
-def texts_of(script: dict[str, Any], session: str) -> Sequence[str]:
-    """Every text the script gives *session*: its user prompts and its model replies."""
-    sent = [
-        s["text"]
-        for s in script["steps"]
-        if s["do"] in {"send", "steer"} and s.get("session", "parent") == session
-    ]
-    replied = [r["text"] for r in script["replies"].get(session, ()) if "text" in r]
-    return [*sent, *replied]
