@@ -224,4 +224,3 @@ def scripts() -> st.SearchStrategy[dict[str, Any]]:
 def replayable(script: dict[str, Any]) -> str:
     """One line a developer can paste into ``side.scenario.run`` to replay a failure."""
     return "replay with side.scenario.run: " + json.dumps(script, ensure_ascii=True)
-
