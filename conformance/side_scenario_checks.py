@@ -33,7 +33,6 @@ from dsh_conformance.conformance.side_invariants import (
 
 Event = Mapping[str, Any]
 Outcome = Mapping[str, Any]
-SIDECHAT: Final = {"kind": "plugin", "plugin": "sidechat"}
 #: Characters of a handback's head or tail a merged note must carry (D-273).
 MARK: Final = 8
 
@@ -60,6 +59,15 @@ def is_plugin_context(event: Event) -> bool:
         return False
     source = data.get("source")
     return isinstance(source, Mapping) and source.get("kind") == "plugin"
+
+
+def is_sidechat(source: object) -> bool:
+    """``source plugin: sidechat``: a plugin source naming sidechat (other fields free)."""
+    return (
+        isinstance(source, Mapping)
+        and source.get("kind") == "plugin"
+        and source.get("plugin") == "sidechat"
+    )
 
 
 def dumped(value: object) -> str:
@@ -252,7 +260,8 @@ def fork_composes_an_ordinary_agent(script: Mapping[str, Any], result: Outcome) 
     source = fork(script, result)["source"]
     child = result["child"]
     m = seed_length(script, result)
-    new = {e["type"] for e in child["log"]["events"][m:]} - SEED_EVENT_TYPES
+    ordinary = SEED_EVENT_TYPES | {e["type"] for e in result["parent"]["log"]["events"]}
+    new = {e["type"] for e in child["log"]["events"][m:]} - ordinary
     assert not new, f"the side session's log holds event types no agent writes: {sorted(new)}"
     assert len(source["after"]["events"]) == len(source["before"]["events"]), (
         "the fork appended to the source log"
@@ -354,8 +363,12 @@ def next_parent_request_sees_it(script: Mapping[str, Any], result: Outcome) -> N
                 assert message in parent["requests"][later[0]]["messages"], (
                     f"the request after the merge at {at} does not see it"
                 )
-    new = {e["type"] for e in events} - SEED_EVENT_TYPES
-    assert not new, f"the parent's log holds new event types: {sorted(new)}"
+    done = merges(script, result)
+    start = min((result["steps"][m.index]["parent"]["logLength"] for m in done), default=None)
+    if start is not None:
+        known = SEED_EVENT_TYPES | {e["type"] for e in events[:start]}
+        new = {e["type"] for e in events[start:]} - known
+        assert not new, f"merging back brought new event types: {sorted(new)}"
 
 
 def merge_is_one_capped_sidechat_context(script: Mapping[str, Any], result: Outcome) -> None:
@@ -365,13 +378,14 @@ def merge_is_one_capped_sidechat_context(script: Mapping[str, Any], result: Outc
     events = result["parent"]["log"]["events"]
     done = merges(script, result)
     sidechat = [
-        e for e in events if e["type"] == "context/message" and e["data"].get("source") == SIDECHAT
+        e for e in events if e["type"] == "context/message" and is_sidechat(e["data"].get("source"))
     ]
     assert len(sidechat) == len(done), f"{len(done)} merges but {len(sidechat)} sidechat contexts"
     for merged in done:
         assert len(merged.logged) == 1, f"step {merged.index}: {len(merged.logged)} contexts"
         event = events[merged.logged[0]]
-        assert event["data"].get("source") == SIDECHAT, f"source {event['data'].get('source')}"
+        source = event["data"].get("source")
+        assert is_sidechat(source), f"the note's source is {source}, not plugin sidechat"
         if merged.cap is not None:
             assert length_capped(event_text(event), merged.cap), f"over the cap {merged.cap}"
     surfaced = derive(events)
