@@ -577,6 +577,58 @@ class NeverAsks(KitHost):
         child.handback = child.handback or "nothing to report yet"
 
 
+# --- allowed: differences the note leaves to the host ------------------------------------------
+
+
+class KeepsTheTail(KitHost):
+    """An over-cap note keeps its end, not its start."""
+
+    def capped(self, note: str, cap: int) -> str:
+        merged = HEADING + note
+        units = merged.encode("utf-16-le", "surrogatepass")
+        if len(units) // 2 <= cap:
+            return merged
+        room = (cap - len(HEADING) - 1) * 2
+        return HEADING + "…" + units[len(units) - room :].decode("utf-16-le", "ignore")
+
+
+class FramesInATurn(KitHost):
+    """The framing and each note into an idle parent are one-shot injection turns with a
+    meta of the kit's own (the reference's layout, the kit's words)."""
+
+    def inject(self, agent: KitAgent, content: list[Any], source: dict[str, Any]) -> None:
+        if agent.task is not None:
+            agent.add_context(content, source)
+            return
+        number = agent.turns() + 1
+        agent.append(
+            "turn/start", {"turn": number, "trigger": {"kind": "injection", "source": source}}
+        )
+        data = {"content": content, "source": source, "meta": {"by": "kit"}}
+        agent.append("context/message", data, True)
+        agent.append("turn/end", {"turn": number, "reason": {"kind": "completed"}})
+
+    def frame(self, child: KitAgent) -> None:
+        self.inject(child, text_block(FRAMING), ADVISOR)
+
+    def merge(self, child: KitAgent, cap: int) -> None:
+        if self.parent.disposed:
+            raise KitError("DSH_AGENT_DISPOSED", "the parent is disposed")
+        if child.handback is None:
+            raise KitError("DSH_SIDE_NO_HANDBACK", "the side session has not answered yet")
+        self.inject(self.parent, text_block(self.capped(child.handback, cap)), SIDECHAT)
+
+
+class RefusesLongNotes(KitHost):
+    """A note over the cap is refused rather than cut (nothing is merged)."""
+
+    def capped(self, note: str, cap: int) -> str:
+        merged = HEADING + note
+        if len(merged.encode("utf-8", "surrogatepass")) > cap:
+            raise KitError("DSH_SIDE_HANDBACK_OVER_CAP", "the handback is over the cap")
+        return merged
+
+
 def _kit(host: type[KitHost], name: str) -> Callable[[], SideKit]:
     def factory() -> SideKit:
         kit = SideKit()
@@ -622,3 +674,8 @@ def reference_without_agent() -> Any:
 def reference_without_agent_or_side_scenario() -> Any:
     """The same, without ``side.scenario`` either: the state before issue 37 item 1."""
     return _reference_without("agent", "side.scenario")
+
+
+keeps_the_tail = _kit(KeepsTheTail, "keeps the tail")
+frames_in_a_turn = _kit(FramesInATurn, "frames in a turn")
+refuses_long_notes = _kit(RefusesLongNotes, "refuses long notes")

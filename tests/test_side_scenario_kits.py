@@ -109,6 +109,13 @@ def test_a_conforming_host_passes_every_check(impl: Implementation) -> None:
     assert failing(impl) == {}
 
 
+@pytest.mark.parametrize("factory", ["keeps_the_tail", "frames_in_a_turn", "refuses_long_notes"])
+def test_an_allowed_difference_passes_every_check(factory: str) -> None:
+    """A note cut at its start, injection turns with a meta of the host's own, a note over
+    the cap refused: the note leaves each to the host."""
+    assert failing(Implementation(getattr(side_kit, factory)(), factory)) == {}
+
+
 @pytest.mark.parametrize("factory", sorted(BROKEN))
 def test_a_broken_host_fails_its_sentence_only(factory: str) -> None:
     found = failing(Implementation(getattr(side_kit, factory)(), factory))
