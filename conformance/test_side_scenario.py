@@ -18,7 +18,7 @@ import pytest
 from hypothesis import example, given, note
 
 from dsh_conformance.adapters.client import Implementation
-from dsh_conformance.checks import check, review
+from dsh_conformance.checks import check, expect_equal, review
 from dsh_conformance.conformance import side_scenario_checks as checks
 from dsh_conformance.conformance.side_invariants import framing_meaning_problems
 from dsh_conformance.conformance.side_scenario_programs import (
@@ -177,3 +177,39 @@ def test_a_compacted_source_forks_its_compacted_view(impl: Implementation, plan:
 @with_examples
 def test_every_merge_is_capped_and_none_rewrites_another(impl: Implementation, plan: Plan) -> None:
     holds("SIDE-031", impl, plan, checks.every_merge_is_capped_and_kept)
+
+
+def comparable(result: dict[str, Any]) -> dict[str, Any]:
+    """*result* without event times, what the host saw around each step (its own hooks'
+    view) and error messages (REF-008)."""
+    out: dict[str, Any] = {"steps": []}
+    for name in ("parent", "child"):
+        if name in result:
+            session = result[name]
+            events = [{**e, "time": 0} for e in session["log"]["events"]]
+            log = {**session["log"], "events": events}
+            out[name] = {**session, "log": log}
+    for outcome in result["steps"]:
+        kept: dict[str, Any] = {"fired": outcome["fired"]}
+        if "error" in outcome:
+            kept["error"] = outcome["error"]["code"]
+        out["steps"].append(kept)
+    return out
+
+
+@pytest.mark.req("REF-008")
+@pytest.mark.differential
+@given(plan=plans)
+@with_examples
+def test_the_reference_model_agrees(
+    impl: Implementation, oracle: Implementation, plan: Plan
+) -> None:
+    """Reference-identity check (reference profile): the same program gives the reference
+    model's logs, requests, statuses and step outcomes byte for byte, event times aside.
+    A host with side sessions of its own is not expected to pass it; no seed verdict
+    depends on it."""
+    script = build(plan)
+    got = comparable(run(impl, script))
+    want = comparable(oracle.call("side.scenario.run", **script))
+    for key in ("parent", "child", "steps"):
+        expect_equal("REF-008", got.get(key), want.get(key), what=key, script=replayable(script))
