@@ -1,6 +1,7 @@
 """Each seed check of conformance/test_side_scenario.py catches its broken host and passes
-a host with side sessions of its own (tests/side_kit.py), and the reference served without
-the micro-step ``agent`` capability is judged on every seed MUST of SIDE, ENV and INBOX.
+a host with side sessions of its own (tests/side_kit.py, tests/side_kit_variants.py), and
+the reference served without the micro-step ``agent`` capability is judged on every seed
+MUST of SIDE, ENV and INBOX.
 
 The broken kits run in process on the hand-picked programs (cheap): each must fail its
 sentence's check on at least one and the reference and the honest kit none.  The honest
@@ -19,6 +20,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 import side_kit
+import side_kit_variants
 from harness_cli import complete, run_record
 
 from dsh_conformance.adapters.client import Implementation
@@ -113,12 +115,12 @@ def test_a_conforming_host_passes_every_check(impl: Implementation) -> None:
 def test_an_allowed_difference_passes_every_check(factory: str) -> None:
     """A note cut at its start, injection turns with a meta of the host's own, a note over
     the cap refused: the note leaves each to the host."""
-    assert failing(Implementation(getattr(side_kit, factory)(), factory)) == {}
+    assert failing(Implementation(getattr(side_kit_variants, factory)(), factory)) == {}
 
 
 @pytest.mark.parametrize("factory", sorted(BROKEN))
 def test_a_broken_host_fails_its_sentence_only(factory: str) -> None:
-    found = failing(Implementation(getattr(side_kit, factory)(), factory))
+    found = failing(Implementation(getattr(side_kit_variants, factory)(), factory))
     assert set(found) == BROKEN[factory], found
 
 
@@ -137,7 +139,7 @@ def test_the_kit_passes_the_side_scenario_tests_through_the_cli(tmp_path: Path) 
 
 
 def test_a_broken_kit_is_blamed_on_its_sentence_through_the_cli(tmp_path: Path) -> None:
-    adapter = "python:side_kit:forks_the_open_turn"
+    adapter = "python:side_kit_variants:forks_the_open_turn"
     done, record = run_record(tmp_path, adapter, *QUICK, "-r", "SIDE-*")
     complete(record)
     assert done.returncode == 1, done.stdout[-3000:]
