@@ -33,6 +33,7 @@ CAPABILITIES: Mapping[str, str] = {
     "scenario": "run one scripted conversation on the agent's own loop (docs/scenario.md)",
     "side": "side sessions: fork, advisor framing, merge-back",
     "side.deny-gate": "a tools pre-execute deny gate for read-only side sessions",
+    "side.scenario": "run one side session on the agent's own loop (docs/side-scenario.md)",
 }
 
 

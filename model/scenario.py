@@ -23,6 +23,7 @@ from referencing import Registry, Resource
 from dsh_conformance.model import jsstr, side
 from dsh_conformance.model.agent import Agent, Phase, last_turn_number
 from dsh_conformance.model.config import ReferenceConfig
+from dsh_conformance.model.display import display
 from dsh_conformance.model.errors import DshError, ErrorCode
 from dsh_conformance.model.frozen import FrozenDict, thaw
 from dsh_conformance.model.prepare import ReadOutcome
@@ -101,6 +102,7 @@ class Plan:
     replies: tuple[FrozenDict, ...]
     steps: tuple[Step, ...]
     sessions: Mapping[str, Any] = FrozenDict()
+    display: bool = False
 
 
 def trigger_key(on: object) -> Trigger:
@@ -162,7 +164,7 @@ def validate(script: object) -> Plan:
     seed_turns = last_turn_number(events_from_json(agent.get("seed", [])))
     _check_reachable(steps, replies, call_ids, seed_turns)
     sessions = FrozenDict(script.get("sessions", {}))
-    return Plan(agent, listeners, tuple(replies), steps, sessions)
+    return Plan(agent, listeners, tuple(replies), steps, sessions, bool(script.get("display")))
 
 
 def _listener(index: int, spec: Mapping[str, Any]) -> tuple[Mapping[str, Any], Listener]:
@@ -379,7 +381,9 @@ class Runner:
                 raise DshError(ErrorCode.ADAPTER_FAILURE, "the scenario did not settle")
             if idle <= last_idle:
                 self.fire(("idle", idle))
+        shown = {"display": display(self.agent.log.events)} if self.plan.display else {}
         return {
+            **shown,
             "requests": self.agent.requests,
             "log": self.agent.log.to_json(),
             "steps": self.outcomes,

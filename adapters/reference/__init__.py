@@ -23,7 +23,14 @@ from dsh_conformance.model.errors import DshError, ErrorCode
 Handler = Callable[["State", Mapping[str, Any]], Any]
 
 #: Modules that register operations; each owns one area.
-_OP_MODULES = ("uri_ops", "prepare_ops", "agent_ops", "side_ops", "scenario_ops")
+_OP_MODULES = (
+    "uri_ops",
+    "prepare_ops",
+    "agent_ops",
+    "side_ops",
+    "scenario_ops",
+    "side_scenario_ops",
+)
 
 
 @frozen
