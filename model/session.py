@@ -79,7 +79,7 @@ class SessionHeader:
 
 @frozen
 class Replace:
-    """``{op: "replace", start, end}``: shadow surface nodes start..end (by position)."""
+    """``{op: "replace", start, end}``: shadow the current surface nodes from seq start to seq end (seqs, not positions)."""
 
     start: int
     end: int
