@@ -134,11 +134,8 @@ def render() -> str:
     """The whole page."""
     from dsh_conformance.spec.operations import by_capability, operations
 
-    files = {
-        name: f"ops/{path.name}"
-        for path in sorted((SCHEMA_DIR / "ops").glob("*.json"))
-        for name in _load(f"ops/{path.name}")["ops"]
-    }
+    names = sorted(p.name for p in (SCHEMA_DIR / "ops").iterdir() if p.name.endswith(".json"))
+    files = {name: f"ops/{file}" for file in names for name in _load(f"ops/{file}")["ops"]}
     ops = operations()
     out = [
         "# Protocol reference (generated)",
