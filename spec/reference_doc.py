@@ -52,9 +52,9 @@ def _type(schema: Mapping[str, Any], file: str) -> str:
     for keyword in ("oneOf", "anyOf"):
         if keyword in schema:
             return " or ".join(_type(part, file) for part in schema[keyword])
-    if "allOf" in schema:
-        return " & ".join(_type(part, file) for part in schema["allOf"])
     kind = schema.get("type")
+    if "allOf" in schema and kind is None:
+        return " & ".join(_type(part, file) for part in schema["allOf"])
     if kind == "array" and isinstance(schema.get("items"), Mapping):
         return f"array of {_type(schema['items'], file)}"
     if isinstance(kind, list):
