@@ -237,3 +237,28 @@ def test_the_surface_op_example_reads_seqs_not_positions(served: SubprocessAdapt
         "error",
         "DSH_INVALID_EVENT",
     )
+
+
+def _examples(node: Any, pointer: str) -> Iterator[tuple[str, Any]]:
+    if isinstance(node, dict):
+        if isinstance(node.get("examples"), list):
+            for example in node["examples"]:
+                yield pointer, example
+        for key, value in node.items():
+            yield from _examples(value, f"{pointer}/{key.replace('~', '~0').replace('/', '~1')}")
+
+
+def schema_examples() -> Iterator[Any]:
+    """Every ``examples`` entry in the schemas, with the JSON Pointer of its schema."""
+    for path in [SCHEMAS / "data.json", SCHEMAS / "protocol.json", *(SCHEMAS / "ops").glob("*")]:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        for pointer, example in _examples(data, ""):
+            yield pytest.param(data["$id"], pointer, example, id=f"{path.name}{pointer}")
+
+
+@pytest.mark.parametrize(("base", "pointer", "example"), list(schema_examples()))
+def test_every_schema_example_is_valid_for_its_schema(
+    base: str, pointer: str, example: Any
+) -> None:
+    validator = jsonschema.Draft202012Validator({"$ref": f"{base}#{pointer}"}, registry=REGISTRY)
+    assert not list(validator.iter_errors(example)), (pointer, example)
