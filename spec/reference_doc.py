@@ -30,7 +30,12 @@ def _load(name: str) -> dict[str, Any]:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Text for a table cell: no pipe, no newline, no '<' a renderer would take for a tag."""
+    return _text(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _text(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;")
 
 
 def _anchor(file: str, name: str) -> str:
@@ -88,7 +93,7 @@ def _fields(title: str, schema: Mapping[str, Any], file: str) -> list[str]:
 
 def _described(schema: Mapping[str, Any]) -> str:
     text = schema.get("description")
-    return f" — {text}" if text else ""
+    return f" — {_text(str(text))}" if text else ""
 
 
 def _requirements(ids: list[str]) -> str:
