@@ -111,7 +111,10 @@ def _requirements(ids: list[str]) -> str:
 
 
 def _op(name: str, spec: Mapping[str, Any], file: str) -> list[str]:
-    out = [f"### `{name}`", "", f"Capability `{spec['capability']}`." + _described(spec), ""]
+    out = [f"### `{name}`", ""]
+    if spec.get("description"):
+        out += [_text(str(spec["description"])), ""]
+    out += [f"Capability `{spec['capability']}`.", ""]
     if spec.get("requirements"):
         out += [f"Requirements: {_requirements(list(spec['requirements']))}.", ""]
     out += _fields("Arguments", spec["args"], file)
