@@ -112,6 +112,9 @@ def _requirements(ids: list[str]) -> str:
 
 def _op(name: str, spec: Mapping[str, Any], file: str) -> list[str]:
     out = [f"### `{name}`", ""]
+    whole = _load(file)
+    if len(whole["ops"]) == 1:  # a file of one op (scenario.run, release.run) describes it
+        out += [_text(str(whole.get("description", ""))), ""]
     if spec.get("description"):
         out += [_text(str(spec["description"])), ""]
     out += [f"Capability `{spec['capability']}`.", ""]
