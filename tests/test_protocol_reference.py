@@ -297,3 +297,19 @@ def test_every_message_of_a_real_run_validates(tmp_path: Path) -> None:
         found += problems(op, "args", entry["args"]) + problems(op, "result", reply["result"])
     assert not found, "\n".join(sorted(set(found))[:20])
     assert sorted(set(OPS) - seen) == ["release.run"]
+
+
+def test_a_reply_with_text_then_tool_calls_is_a_valid_script(served: SubprocessAdapter) -> None:
+    """docs/scenario.md allows {toolCalls, text?}; the schema's oneOf once matched it twice
+    and the reference refused the script (DSH_SCENARIO_INVALID)."""
+    script = {
+        "agent": {"id": "t", "options": {"tools": [{"name": "ls"}]}},
+        "replies": [
+            {"text": "Listing.", "toolCalls": [{"id": "c1", "name": "ls"}]},
+            {"text": "done"},
+        ],
+        "steps": [{"do": "send", "text": "hi"}],
+    }
+    kind, outcome = exchange(served, "scenario.run", script)
+    assert kind == "result", outcome
+    assert [e["type"] for e in outcome["log"]["events"]].count("tool/result") == 1
