@@ -13,8 +13,13 @@ from typing import Any, Protocol, runtime_checkable
 
 from attrs import field, frozen
 
-#: Version of the adapter protocol (spec/schemas/protocol.json).  Bump on breaking change.
-PROTOCOL_VERSION = 1
+#: Version of the adapter protocol (spec/schemas/protocol.json).  Bumped when a capability
+#: is renamed or split or a field changes meaning (D-290; docs/protocol-changelog.md).
+PROTOCOL_VERSION = 2
+
+#: Every version the harness still runs, newest first: the handshake offers them in this
+#: order (D-291); src/dsh_conformance/protocol_versions.py tells an older host what it misses.
+SUPPORTED_PROTOCOLS: tuple[int, ...] = (2, 1)
 
 #: Every capability an implementation may declare, with the ops it unlocks.
 CAPABILITIES: Mapping[str, str] = {

@@ -13,7 +13,7 @@ the reference model over the stdio protocol, misbehaving on cue:
 ``ansi``           answer with a typed error whose message holds ANSI/OSC escapes and markup
 ``oversized[=BYTES]``     answer with a result of BYTES (default 20 MiB)
 ``error[=CODE]``   answer with a typed error (default DSH_ADAPTER_FAILURE)
-``bad-protocol``   answer the handshake with protocol version 2
+``bad-protocol``   answer the handshake with protocol version 99
 ``stall``          stop answering and stay alive even when stdin closes (a hung implementation)
 ``stall-ignore-term``  the same, ignoring SIGTERM (only SIGKILL ends it)
 ``stall-grandchild``   start a worker that never answers and wait for it (the hang is in a
@@ -226,7 +226,7 @@ class FakeServer(Server):
         elif kind == "bad-protocol":
             reply = self.dispatch(message)
             if "result" in reply and isinstance(reply["result"], dict):
-                reply["result"]["protocol"] = 2
+                reply["result"]["protocol"] = 99  # newer than any harness
             self.pending.append(self.encode(reply))
 
     def stall(self, kind: str) -> None:

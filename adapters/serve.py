@@ -56,7 +56,8 @@ class Server:
             if op != "handshake" and op != "shutdown":
                 return {"id": id_, "result": self.adapter.call(op, args)}  # wire.result
             if op == "handshake":
-                if args.get("protocol") != PROTOCOL_VERSION:
+                offered = args.get("protocol")  # the harness's newest (D-291)
+                if type(offered) is not int or offered < PROTOCOL_VERSION:
                     return wire.error(
                         id_,
                         PROTOCOL_MISMATCH,

@@ -32,7 +32,7 @@ import orjson
 from dsh_conformance import signals
 from dsh_conformance.adapters import procgroup, wire
 from dsh_conformance.adapters.contract import (
-    PROTOCOL_VERSION,
+    SUPPORTED_PROTOCOLS,
     AdapterFault,
     Handshake,
     ImplementationError,
@@ -381,6 +381,13 @@ class SubprocessAdapter:
             raise AdapterFault("protocol", f"{self.name}: {before}{shown}")
         try:
             reply = self._exchange([("handshake", request)], startup)[0]
+            # Negotiation (D-291): an adapter that refuses the newest version is offered
+            # each older one the harness still runs, on the same process.
+            for older in SUPPORTED_PROTOCOLS[1:]:
+                if "error" not in reply:
+                    break
+                request = wire.handshake_request(self._take_id(), older)
+                reply = self._exchange([("handshake", request)], startup)[0]
         except AdapterFault as exc:
             if exc.kind not in ("garbage", "protocol"):
                 raise
@@ -405,12 +412,13 @@ class SubprocessAdapter:
     def _check_handshake(self, reply: Mapping[str, Any]) -> None:
         result = reply.get("result")
         version = result.get("protocol") if isinstance(result, dict) else None
-        if version != PROTOCOL_VERSION:
+        if version not in SUPPORTED_PROTOCOLS or type(version) is not int:
             self._drop()
+            speaks = ", ".join(map(str, SUPPORTED_PROTOCOLS))
             raise AdapterFault(
                 "protocol",
                 f"{self.name}: protocol mismatch: the implementation speaks {version!r}, "
-                f"the harness speaks {PROTOCOL_VERSION}",
+                f"the harness speaks {speaks} (docs/protocol-changelog.md)",
             )
         found = wire.problems("handshake-response", reply)
         if found:

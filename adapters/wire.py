@@ -149,8 +149,9 @@ def request(id: str | int, op: str, args: Mapping[str, Any]) -> dict[str, Any]:
     return {"id": id, "op": op, "args": args if type(args) is dict else dict(args)}
 
 
-def handshake_request(id: str | int = 0) -> dict[str, Any]:
-    return request(id, "handshake", {"protocol": PROTOCOL_VERSION})
+def handshake_request(id: str | int = 0, protocol: int = PROTOCOL_VERSION) -> dict[str, Any]:
+    """The handshake offering *protocol* (the newest first, D-291)."""
+    return request(id, "handshake", {"protocol": protocol})
 
 
 def result(id: Any, value: Any) -> dict[str, Any]:

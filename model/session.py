@@ -79,7 +79,8 @@ class SessionHeader:
 
 @frozen
 class Replace:
-    """``{op: "replace", start, end}``: shadow surface nodes start..end (by position)."""
+    """``{op: "replace", start, end}``: shadow the current surface nodes from seq *start*
+    to seq *end*, inclusive (event seqs, never surface positions: data.json, D-293)."""
 
     start: int
     end: int

@@ -31,7 +31,7 @@ from typing import Any
 from attrs import frozen
 
 from dsh_conformance.spec import Catalog, load_catalog
-from dsh_conformance.spec.render import AREAS, marked_quote, tests_line
+from dsh_conformance.spec.render import AREAS, SEEDS, marked_quote, tests_line
 from dsh_conformance.spec.traceability import cited_tests
 
 REF = "$ref:"
@@ -311,7 +311,11 @@ def _requirement_section(
     req = catalog.requirements[req_id]
     out = [f"### {req.id} — {req.title}", ""]
     catalog_link = f"../../spec/CATALOG.md#{_anchor(req.id + ' — ' + req.title)}"
-    out += [f"**{req.level}** · [catalog]({catalog_link})", "", f"> {marked_quote(req)}", ""]
+    source = SEEDS[req.seed]
+    if req.seed == "decision":  # a reading where the notes are silent, never a note sentence
+        source = f"decision {', '.join(req.decisions)}, not a note sentence"
+    out += [f"**{req.level}** · {source} · [catalog]({catalog_link})", ""]
+    out += [f"> {marked_quote(req)}", ""]
     for example in (e for e in page.examples if req_id in e["requirements"]):
         if first[example["id"]] != req_id:
             link = f"[{example['title']}](#{example['id']})"

@@ -57,7 +57,20 @@ def _shape(schema: Mapping[str, Any]) -> str:
     return str(kind or "any")
 
 
-def _arguments(schema: Mapping[str, Any]) -> str:
+def _local_defs() -> dict[str, Mapping[str, Any]]:
+    """Each operation's file-level ``$defs`` (to read an args schema given as a $ref)."""
+    found: dict[str, Mapping[str, Any]] = {}
+    for entry in sorted((SCHEMA_DIR / "ops").iterdir(), key=lambda p: p.name):
+        if entry.name.endswith(".json"):
+            data = json.loads(entry.read_text(encoding="utf-8"))
+            found.update(dict.fromkeys(data["ops"], data.get("$defs", {})))
+    return found
+
+
+def _arguments(schema: Mapping[str, Any], defs: Mapping[str, Any] | None = None) -> str:
+    ref = str(schema.get("$ref", ""))
+    if ref.startswith("#/$defs/") and defs is not None:  # scenario.run's args: the script
+        schema = defs[ref.removeprefix("#/$defs/")]
     required = set(schema.get("required", []))
     names = list(schema.get("properties", {}))
     if not names:
@@ -70,12 +83,15 @@ def render_section() -> str:
     from dsh_conformance.adapters.contract import CAPABILITIES
 
     ops = operations()
+    defs = _local_defs()
     out = [
         BEGIN,
         "",
         "Every operation, under the capability that unlocks it; the schemas in",
-        "`spec/schemas/ops/*.json` give every argument and result in full. `name?` is an",
-        "optional argument; a result `{a, b}` is an object with at least those members.",
+        "`spec/schemas/ops/*.json` give every argument and result in full, and",
+        "[protocol-reference.md](protocol-reference.md) (generated from them) spells out every",
+        "field's meaning, unit and timing. `name?` is an optional argument; a result `{a, b}`",
+        "is an object with at least those members.",
         "",
     ]
     for capability, names in by_capability().items():
@@ -88,7 +104,8 @@ def render_section() -> str:
             spec = ops[name]
             errors = ", ".join(f"`{e}`" for e in spec.get("errors", [])) or "—"
             result = _shape(spec["result"])
-            out.append(f"| `{name}` | {_arguments(spec['args'])} | `{result}` | {errors} |")
+            arguments = _arguments(spec["args"], defs[name])
+            out.append(f"| `{name}` | {arguments} | `{result}` | {errors} |")
         out.append("")
     out.append(END)
     return "\n".join(out)

@@ -83,7 +83,7 @@ def test_garbage_is_a_fault_not_an_exception(raw: bytes) -> None:
             {
                 "id": 0,
                 "result": {
-                    "protocol": 2,
+                    "protocol": 99,
                     "capabilities": [],
                     "implementation": {"name": "n", "language": "l"},
                 },
@@ -107,7 +107,7 @@ def test_printable_spells_out_controls_and_bidi() -> None:
 
 def test_handshake_calls_typed_errors_and_surrogates(served: SubprocessAdapter) -> None:
     handshake = served.handshake()
-    assert handshake.protocol == 1
+    assert handshake.protocol == 2
     assert handshake.implementation.language == "python"
     assert {"uri", "mention", "serialization"} <= handshake.capabilities
     sid = "lone \ud800 and pair 😀"

@@ -69,7 +69,7 @@ def raw_exchange(lines: list[str]) -> tuple[list[str], int]:
 
 def test_handshake_declares_only_what_it_supports(adapter: SubprocessAdapter) -> None:
     hello = adapter.handshake()
-    assert hello.protocol == 1
+    assert hello.protocol == 2
     assert hello.implementation.name == "@deepseek-ai/dsh-session-reference"
     assert hello.implementation.version == "0.1.0-rc.8"
     assert hello.implementation.language == "typescript"
@@ -131,7 +131,7 @@ def test_message_ids_are_deterministic(adapter: SubprocessAdapter) -> None:
 
 def test_stdout_carries_only_protocol_lines_and_shutdown_exits() -> None:
     requests = [
-        {"id": 0, "op": "handshake", "args": {"protocol": 1}},
+        {"id": 0, "op": "handshake", "args": {"protocol": 2}},
         {"id": 1, "op": "meta.info", "args": {}},
         {"id": 2, "op": "release.run", "args": {"target": {"id": "t"}, "actions": []}},
         {"id": 3, "op": "shutdown", "args": {}},
@@ -156,7 +156,7 @@ def test_a_garbage_line_is_answered_and_the_process_survives() -> None:
 
 
 def test_a_wrong_protocol_version_is_refused() -> None:
-    lines, _ = raw_exchange([json.dumps({"id": 0, "op": "handshake", "args": {"protocol": 2}})])
+    lines, _ = raw_exchange([json.dumps({"id": 0, "op": "handshake", "args": {"protocol": 1}})])
     [reply] = (json.loads(line) for line in lines)
     assert reply["error"]["code"] == "DSH_UNSUPPORTED_OPERATION"
 

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-export const PROTOCOL = 1
+export const PROTOCOL = 2  // docs/protocol-changelog.md (D-290)
 
 /** op name -> { name, capability, handler, errors } */
 export const OPS = new Map()

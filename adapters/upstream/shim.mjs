@@ -52,7 +52,8 @@ async function handle(request) {
   switch (op) {
     case 'handshake': {
       const wanted = args.protocol
-      if (wanted !== undefined && wanted !== PROTOCOL) {
+      // The harness offers its newest version; answer ours if it runs it (D-291).
+      if (wanted !== undefined && !(Number.isInteger(wanted) && wanted >= PROTOCOL)) {
         return { id, error: { code: 'DSH_UNSUPPORTED_OPERATION', message: `protocol ${wanted} is not supported (this adapter speaks ${PROTOCOL})` } }
       }
       return { id, result: { protocol: PROTOCOL, implementation: implementation(), capabilities: capabilities() } }

@@ -367,6 +367,7 @@ def run(
     """
     from dsh_conformance import runner, runplan
     from dsh_conformance.adapters.expectations import builtin_manifest
+    from dsh_conformance.protocol_versions import RunNotice
 
     out, err = _consoles()
     if resume is not None and last_failed is not None:
@@ -424,6 +425,7 @@ def run(
         log = report_dir / "pytest.log" if report_dir is not None else None
         progress = _Progress(err)
         plugins: list[Any] = [progress] + ([_WorkerTotal(progress)] if workers else [])
+        plugins.append(RunNotice())  # an older protocol's missed tests, at the top (D-292)
         status = runner.run(options, record_path, plugins=plugins, log=log)
         _finish_run(status, record_path, report_dir, fmt, out, err, fail_on)
 

@@ -22,6 +22,7 @@ from dsh_conformance.adapters.contract import (
     AdapterFault,
     ImplementationError,
 )
+from dsh_conformance.protocol_versions import smoke_notices
 from dsh_conformance.spec.operations import by_capability
 
 
@@ -108,6 +109,7 @@ def smoke_checks(adapter_name: str, *, timeout: float = 10.0) -> list[Check]:
                 declared + (f" (unknown: {', '.join(unknown)})" if unknown else ""),
             )
         )
+        checks += [Check("protocol", "note", n) for n in smoke_notices(handshake)]  # D-292
         for capability, (op, args, shape, expected) in BASIC.items():
             if capability not in handshake.capabilities:
                 checks.append(Check(op, "skip", f"{capability} not declared"))
