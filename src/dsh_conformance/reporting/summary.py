@@ -15,7 +15,7 @@ from dsh_conformance.errors import (
     EX_INTERRUPTED,
     EX_NOTHING,
 )
-from dsh_conformance.outcomes import APPLICABLE, FAILING, GATES, Outcome
+from dsh_conformance.outcomes import APPLICABLE, BROKE, FAILING, GATES, MISBEHAVED, Outcome
 from dsh_conformance.record import RunRecord, TestResult
 from dsh_conformance.spec import Requirement
 
@@ -32,11 +32,16 @@ INCONCLUSIVE: Final = "inconclusive"
 REVIEW: Final = "review"
 #: A MAY sentence of a note nothing here judged: it cannot fail the seed verdict anyway.
 MAY_ONLY: Final = "MAY: cannot fail the seed verdict"
+#: Every test judging it ended in a crash, timeout or unreadable result (D-212).
+UNRELIABLE: Final = "not judged: adapter unreliable"
+#: Statuses that fail a verdict at a gating level: an expected failure is a failure (D-210).
+FAILED_STATUSES: Final = frozenset({FAIL, XFAIL})
 STATUS_ORDER: Final = (
     FAIL,
     XFAIL,
     REVIEW,
     PASS,
+    UNRELIABLE,
     INCONCLUSIVE,
     UNSUPPORTED,
     NOT_APPLICABLE,
@@ -61,18 +66,24 @@ class RequirementRow:
 
     @property
     def failing(self) -> tuple[TestResult, ...]:
-        return tuple(t for t in self.tests if t.outcome in FAILING)
+        """Tests that failed it, expected by a manifest or not (D-210)."""
+        return tuple(t for t in self.tests if t.misbehaved)
 
 
 def requirement_status(tests: Sequence[TestResult], level: str = "MUST") -> str:
-    outcomes = {t.outcome for t in tests}
+    """What the tests judging a requirement say of it: from what the implementation did,
+    never from a manifest (D-210).  ``xfail`` is a failure the manifest expected (it fails
+    the verdict as ``fail`` does); a test the adapter broke judges nothing (D-212)."""
     if not tests:
         return NOT_APPLICABLE if level == "informative" else UNTESTED
-    if outcomes & FAILING:
-        return FAIL
-    if Outcome.XFAIL in outcomes:
-        return XFAIL
-    if Outcome.PASS in outcomes:
+    judging = [t for t in tests if not t.broke]
+    if not judging:
+        return UNRELIABLE
+    failed = [t for t in judging if t.misbehaved]
+    if failed:
+        return XFAIL if all(t.outcome is Outcome.XFAIL for t in failed) else FAIL
+    outcomes = {t.outcome for t in judging}
+    if outcomes & {Outcome.PASS, Outcome.XPASS}:
         return PASS
     if outcomes == {Outcome.UNSUPPORTED}:
         return UNSUPPORTED
@@ -92,7 +103,7 @@ def requirement_rows(
     unjudged: set[str] = set()
     for test in record.tests:
         for cited in test.requirements:
-            if test.judges(cited):
+            if test.judges(cited) or test.broke:  # a broken test is shown, judges nothing
                 by_req.setdefault(cited, []).append(test)
             else:
                 unjudged.add(cited)
@@ -231,6 +242,8 @@ class RunProblem:
     message: str
     hint: str = ""
     exit_status: int = EX_FAILURES
+    #: Whether it blocks both verdicts (a suite problem fails the run, not the verdicts).
+    blocks: bool = True
 
     def to_json(self) -> dict[str, object]:
         return {"code": self.code, "message": self.message, "hint": self.hint}
@@ -244,7 +257,26 @@ PROBLEM_WORDS: Final = {
     "stopped": "stopped run",
     "no-applicable-test": "nothing tested",
     "missing-capability": "capability missing",
+    "adapter-unreliable": "adapter unreliable",
+    "suite-problem": "suite problem",
 }
+
+
+def fault_counts(tests: Sequence[TestResult]) -> str:
+    """``38 crashes, 2 timeouts, 1 unreadable result`` for the tests the adapter broke."""
+    counts = Counter(
+        Outcome(t.detail) if t.outcome is Outcome.XFAIL and t.detail else t.outcome
+        for t in tests
+        if t.broke
+    )
+    words = (
+        (Outcome.CRASH, "crash", "crashes"),
+        (Outcome.TIMEOUT, "timeout", "timeouts"),
+        (Outcome.PROTOCOL, "unreadable result", "unreadable results"),
+    )
+    return ", ".join(
+        f"{counts[o]} {one if counts[o] == 1 else many}" for o, one, many in words if counts[o]
+    )
 
 
 def run_problems(record: RunRecord, *, incomplete_ok: bool = False) -> tuple[RunProblem, ...]:
@@ -317,12 +349,41 @@ def run_problems(record: RunRecord, *, incomplete_ok: bool = False) -> tuple[Run
                 EX_NOTHING,
             )
         )
+    broken = [t for t in record.tests if t.outcome in BROKE]
+    if broken:
+        cited = sorted({r for t in broken for r in t.requirements}, key=_sort_key)
+        problems.append(
+            RunProblem(
+                "adapter-unreliable",
+                f"the adapter broke in {len(broken)} tests ({fault_counts(broken)}): they "
+                f"blame no requirement, and {len(cited)} requirements they cite were not "
+                f"judged by them ({', '.join(cited[:12])}{' …' if len(cited) > 12 else ''})",
+                "run `dsh-conformance smoke` on the adapter; each test's request in flight "
+                "is in the report",
+            )
+        )
+    suite = [f"{p.get('code')}: {p.get('message')}" for p in record.suite_problems] + [
+        str(p.get("message"))
+        for p in record.expectation_problems
+        if p.get("kind") not in ("stale", "unexpected-pass")
+    ]
+    if suite:
+        problems.append(
+            RunProblem(
+                "suite-problem",
+                f"the suite is inconsistent ({len(suite)}): " + "; ".join(suite[:5]),
+                "report it to the suite's maintainers with the record; the verdicts still "
+                "stand on what ran",
+                blocks=False,
+            )
+        )
     return tuple(problems)
 
 
 @frozen
 class Verdict:
-    """One of the two verdicts of a run (D-161).
+    """One of the two conformance verdicts of a run (D-161), from what the implementation
+    did: a manifest never changes it (D-210).
 
     ``seed``: requirements whose source is a sentence of a note, at that sentence's
     level.  ``profile``: the project's decisions and identity with the reference model
@@ -331,7 +392,8 @@ class Verdict:
 
     name: str
     title: str
-    #: Failing requirement ids at a level that fails the verdict (MUST; SHOULD for profile).
+    #: Ids at a level that fails the verdict (MUST; SHOULD too for profile) with a failing
+    #: test, expected by a manifest or not.
     failing: tuple[str, ...]
     #: Failing ids below that level (a SHOULD or MAY of a note): reported, gated on request.
     warnings: tuple[str, ...]
@@ -339,51 +401,141 @@ class Verdict:
     total: int
     #: Codes of the run problems that block this verdict whatever the tests say (D-175).
     blocked: tuple[str, ...] = ()
+    #: What the gating level is called in a headline: ``MUSTs``, ``MUST/SHOULDs``.
+    noun: str = "MUSTs"
+    #: Requirements at the gating level, and how many of them passed.
+    gating: int = 0
+    passing: int = 0
+    #: Gating-level requirements not judged: capabilities not declared; tests the adapter
+    #: broke (D-212); no test judged them (untested, inconclusive, not applicable).
+    unsupported: int = 0
+    unreliable: tuple[str, ...] = ()
+    unjudged: int = 0
+    #: The failing ids whose every failure the manifest expected (shown, never excused).
+    expected: tuple[str, ...] = ()
+    #: ``38 crashes, 2 timeouts`` when the adapter broke in the run, else empty.
+    faults: str = ""
 
     @property
     def passed(self) -> bool:
         return not self.failing and not self.blocked
 
     @property
+    def judged(self) -> int:
+        return self.passing + len(self.failing)
+
+    @property
+    def not_judged(self) -> list[str]:
+        """Why gating-level requirements went unjudged, one phrase per reason."""
+        parts = []
+        if self.unsupported:
+            parts.append(f"{self.unsupported} not judged (capabilities not declared)")
+        if self.unreliable:
+            parts.append(f"{len(self.unreliable)} not judged (adapter unreliable: {self.faults})")
+        if self.unjudged:
+            parts.append(f"{self.unjudged} not judged (no test judged them)")
+        return parts
+
+    @property
     def label(self) -> str:
+        """The verdict in a few words (a table cell, a badge, a JUnit property)."""
         why = [PROBLEM_WORDS.get(code, code) for code in self.blocked]
         if self.failing:
             why.insert(0, f"{len(self.failing)} failing")
+        if why == ["adapter unreliable"]:
+            return f"not judged: adapter unreliable ({self.faults})"
         if why:
             return f"FAIL ({', '.join(why)})"
+        partial = self.judged < self.gating
+        text = f"pass on {self.judged} of {self.gating} {self.noun}" if partial else "pass"
         if self.warnings:
-            return f"pass, {len(self.warnings)} SHOULD/MAY failing"
-        return "pass"
+            text += f", {len(self.warnings)} SHOULD/MAY failing"
+        return text
+
+    @property
+    def headline(self) -> str:
+        """The verdict with how much was judged: what every report's headline says."""
+        rest = self.not_judged
+        if self.gating == 0 and not self.blocked:
+            return f"{self.label} (no {self.noun} in this run's selection)"
+        if self.failing:
+            expected = f" ({len(self.expected)} expected by the manifest)" if self.expected else ""
+            text = (
+                f"FAIL — {len(self.failing)} of {self.gating} {self.noun} failing{expected}, "
+                + ", ".join([f"{self.passing} pass", *rest])
+            )
+            blockers = [PROBLEM_WORDS.get(c, c) for c in self.blocked]
+            if blockers:
+                text += f"; run problems: {', '.join(blockers)}"
+        elif self.blocked:
+            text = f"{self.label} — " + ", ".join(
+                [f"{self.passing} of {self.gating} {self.noun} pass", *rest]
+            )
+        elif self.judged == 0:
+            text = f"not judged — none of the {self.gating} {self.noun} judged; " + ", ".join(rest)
+        elif rest:
+            missing = self.gating - self.judged
+            text = (
+                f"pass on the {self.judged} {self.name} {self.noun} judged; {missing} not "
+                f"judged ({'; '.join(p.split(' not judged ')[1].strip('()') for p in rest)})"
+            )
+        else:
+            text = f"pass — all {self.gating} {self.noun} pass"
+        if self.warnings:
+            text += f"; {len(self.warnings)} SHOULD/MAY failing"
+        return text
 
     def to_json(self) -> dict[str, object]:
         return {
             "name": self.name,
             "title": self.title,
             "passed": self.passed,
+            "label": self.label,
+            "headline": self.headline,
             "failing": list(self.failing),
+            "expected": list(self.expected),
             "warnings": list(self.warnings),
             "blocked": list(self.blocked),
             "statuses": dict(self.counts),
             "requirements": self.total,
+            "judged": {
+                "level": self.noun,
+                "requirements": self.gating,
+                "failing": len(self.failing),
+                "passing": self.passing,
+                "unsupported": self.unsupported,
+                "unreliable": list(self.unreliable),
+                "unjudged": self.unjudged,
+            },
         }
+
+
+_PASSING: Final = frozenset({PASS, REVIEW})
+_UNJUDGED: Final = frozenset({UNTESTED, INCONCLUSIVE, NOT_APPLICABLE, MAY_ONLY})
 
 
 def verdicts(
     record: RunRecord, rows: Sequence[RequirementRow] | None = None, *, problems: bool = True
 ) -> tuple[Verdict, Verdict]:
     """The seed verdict and the profile verdict of *record* (blocked by its run problems
-    unless *problems* is false: then they judge only the requirements)."""
+    unless *problems* is false: then they judge only the requirements).
+
+    An ``xfail`` requirement fails its verdict like a ``fail`` one (D-210)."""
     rows = requirement_rows(record) if rows is None else rows
     profile = str(record.header.get("spec_profile", "seed"))
     profile_title = "release profile" if profile == "release" else "reference profile"
-    blocked = tuple(p.code for p in run_problems(record)) if problems else ()
+    blocked = tuple(p.code for p in run_problems(record) if p.blocks) if problems else ()
+    faults = fault_counts(record.tests)
     built = []
     for name, title in (("seed", "seed conformance"), ("profile", profile_title)):
         mine = [r for r in rows if r.verdict == name]
-        gating = {"MUST"} if name == "seed" else {"MUST", "SHOULD"}
-        failing = tuple(r.id for r in mine if r.status == FAIL and r.level in gating)
+        levels = {"MUST"} if name == "seed" else {"MUST", "SHOULD"}
+        gating = [r for r in mine if r.level in levels]
+        failing = tuple(r.id for r in gating if r.status in FAILED_STATUSES)
         warnings = tuple(
-            r.id for r in mine if r.status == FAIL and r.level not in gating and r.level != "?"
+            r.id
+            for r in mine
+            if r.status in FAILED_STATUSES and r.level not in levels and r.level != "?"
         )
         built.append(
             Verdict(
@@ -394,23 +546,226 @@ def verdicts(
                 counts=dict(Counter(r.status for r in mine)),
                 total=len(mine),
                 blocked=blocked,
+                noun="MUSTs" if name == "seed" else "MUST/SHOULDs",
+                gating=len(gating),
+                passing=sum(r.status in _PASSING for r in gating),
+                unsupported=sum(r.status == UNSUPPORTED for r in gating),
+                unreliable=tuple(r.id for r in gating if r.status == UNRELIABLE),
+                unjudged=sum(r.status in _UNJUDGED for r in gating),
+                expected=tuple(r.id for r in gating if r.status == XFAIL),
+                faults=faults,
             )
         )
     return built[0], built[1]
 
 
-def gate_failed(record: RunRecord, gate: str = "seed") -> bool:
-    """Whether the verdicts *gate* selects fail on their requirements (``GATES``; unknown
-    names are errors).  Run problems are ``run_exit_status``'s."""
+def _selection(gate: str) -> tuple[set[str], set[str]]:
+    """The (seed levels, profile levels) a ``--fail-on`` gate counts failures at."""
     if gate not in GATES:
         raise ValueError(f"unknown gate {gate!r}: one of {', '.join(GATES)}")
-    seed, profile = verdicts(record, problems=False)
-    failed = not seed.passed
-    if gate in ("seed-should", "all"):
-        failed = failed or bool(seed.warnings)
-    if gate in ("profile", "all"):
-        failed = failed or not profile.passed
-    return failed
+    seed = {"MUST"} | ({"SHOULD", "MAY"} if gate in ("seed-should", "all") else set())
+    profile = {"MUST", "SHOULD"} if gate in ("profile", "all") else set()
+    return seed, profile
+
+
+def _gated_ids(gate: str) -> set[str]:
+    from dsh_conformance.spec import load_catalog
+
+    seed, profile = _selection(gate)
+    return {
+        r.id
+        for r in load_catalog().requirements.values()
+        if r.level in (seed if r.verdict == "seed" else profile)
+    }
+
+
+@frozen
+class Gate:
+    """The regression gate (D-211): the run against its manifest's known state.
+
+    Unexpected results fail it: a failure no manifest entry expects (at the levels
+    ``--fail-on`` selects), a pass the manifest said would fail, a crash, timeout or
+    unreadable result, a manifest problem.  Expected failures are listed with their
+    manifest reasons; they never change a conformance verdict.  Without a manifest the
+    gate is the conformance verdicts ``--fail-on`` selects.
+    """
+
+    fail_on: str
+    manifest: str | None
+    unexpected: tuple[TestResult, ...]
+    expected: tuple[TestResult, ...]
+    problems: tuple[Mapping[str, object], ...]
+
+    @property
+    def passed(self) -> bool:
+        return not self.unexpected and not self.problems
+
+    @property
+    def count(self) -> int:
+        return len(self.unexpected) + len(self.problems)
+
+    @property
+    def label(self) -> str:
+        if self.manifest is None:
+            verdict = "pass" if self.passed else f"FAIL ({self.count} failing results)"
+            return f"the conformance verdict (--fail-on {self.fail_on}, no manifest): {verdict}"
+        expected = f"{len(self.expected)} expected failures, " if self.expected else ""
+        if self.passed:
+            return f"within expectations ({expected}manifest {Path(self.manifest).name})"
+        plural = "result" if self.count == 1 else "results"
+        return f"{self.count} unexpected {plural} ({expected}manifest {Path(self.manifest).name})"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "fail_on": self.fail_on,
+            "manifest": self.manifest,
+            "passed": self.passed,
+            "label": self.label,
+            "unexpected": [
+                {"nodeid": t.nodeid, "outcome": str(t.outcome), "blame": list(t.blame)}
+                for t in self.unexpected
+            ],
+            "expected": [
+                {
+                    "nodeid": t.nodeid,
+                    "outcome": str(t.outcome),
+                    "detail": t.detail,
+                    "expectation": t.expectation,
+                    "reason": t.expectation_reason,
+                }
+                for t in self.expected
+            ],
+            "problems": [dict(p) for p in self.problems],
+        }
+
+
+def gate_of(record: RunRecord, fail_on: str | None = None) -> Gate:
+    """The gate of *record* under *fail_on* (default: what the run was gated on)."""
+    fail_on = fail_on or fail_on_of(record)
+    gated = _gated_ids(fail_on)
+    unexpected = tuple(t for t in record.tests if _unexpected(t, gated))
+    expected = tuple(
+        t
+        for t in record.tests
+        if t.expectation and t.outcome in (Outcome.XFAIL, Outcome.UNSUPPORTED)
+    )
+    problems = tuple(
+        p for p in record.expectation_problems if p.get("kind") in ("stale", "unexpected-pass")
+    )
+    manifest = record.header.get("expectations")
+    return Gate(fail_on, str(manifest) if manifest else None, unexpected, expected, problems)
+
+
+def _unexpected(test: TestResult, gated: set[str]) -> bool:
+    if test.outcome in BROKE or test.outcome is Outcome.XPASS:
+        return True
+    if test.outcome not in MISBEHAVED:
+        return False
+    blamed = set(test.blame or test.requirements)
+    return bool(blamed & gated) or not blamed & _known_ids()
+
+
+def _known_ids() -> set[str]:
+    from dsh_conformance.spec import load_catalog
+
+    return set(load_catalog().requirements)
+
+
+def fail_on_of(record: RunRecord) -> str:
+    """The ``--fail-on`` the run was judged by (the footer says it), else ``seed``."""
+    value = str((record.footer or {}).get("fail_on", "seed"))
+    return value if value in GATES else "seed"
+
+
+def gate_failed(record: RunRecord, gate: str = "seed") -> bool:
+    """Whether a failure no manifest expects fails *gate* (``GATES``; unknown names are
+    errors): a requirement of the selected verdicts, or none of the catalog's.  Run
+    problems are ``run_exit_status``'s; expected failures never count here (D-211)."""
+    gated = _gated_ids(gate)
+    return any(t.outcome in MISBEHAVED and _unexpected(t, gated) for t in record.tests)
+
+
+@frozen
+class Judgement:
+    """Everything a report says about a run, computed once (D-214): every renderer
+    (terminal, Markdown, HTML, JUnit, JSON, badge) only renders it."""
+
+    record: RunRecord
+    rows: tuple[RequirementRow, ...]
+    seed: Verdict
+    profile: Verdict
+    gate: Gate
+    problems: tuple[RunProblem, ...]
+    notices: tuple[str, ...]
+    exit_status: int
+
+    @property
+    def verdicts(self) -> tuple[Verdict, Verdict]:
+        return self.seed, self.profile
+
+    @property
+    def gate_line(self) -> str:
+        return f"gate: {self.gate.label}"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "verdicts": {v.name: v.to_json() for v in self.verdicts},
+            "gate": self.gate.to_json(),
+            "notices": list(self.notices),
+            "exit_status": self.exit_status,
+        }
+
+
+def judge(
+    record: RunRecord, fail_on: str | None = None, *, incomplete_ok: bool = False
+) -> Judgement:
+    """The one verdict model of *record* (D-214)."""
+    rows = tuple(requirement_rows(record))
+    seed, profile = verdicts(record, rows)
+    fail_on = fail_on or fail_on_of(record)
+    return Judgement(
+        record=record,
+        rows=rows,
+        seed=seed,
+        profile=profile,
+        gate=gate_of(record, fail_on),
+        problems=run_problems(record, incomplete_ok=incomplete_ok),
+        notices=tuple(coverage_notices(record)),
+        exit_status=run_exit_status(record, fail_on, incomplete_ok=incomplete_ok),
+    )
+
+
+def coverage_notices(record: RunRecord) -> list[str]:
+    """Coverage the handshake lost (D-216): tests unsupported because a capability is not
+    declared, and declared capability names no test knows (a near miss named)."""
+    import difflib
+    import re
+
+    from dsh_conformance.adapters.contract import CAPABILITIES
+
+    adapter = record.header.get("adapter") or {}
+    declared = [str(c) for c in adapter.get("capabilities") or ()]
+    out = []
+    for name in declared:
+        if name not in CAPABILITIES:
+            near = difflib.get_close_matches(name, list(CAPABILITIES), n=1, cutoff=0.6)
+            hint = f": did you mean `{near[0]}`?" if near else " (ignored)"
+            out.append(f"the handshake declares `{name}`, a capability no test knows{hint}")
+    lost: dict[str, list[TestResult]] = {}
+    pattern = re.compile(r"does not declare (.+)$")
+    for test in record.tests:
+        if test.outcome is not Outcome.UNSUPPORTED or test.expectation:
+            continue
+        found = pattern.search(test.message)
+        for cap in found.group(1).split(", ") if found else ():
+            lost.setdefault(cap.strip(), []).append(test)
+    for cap, tests in sorted(lost.items(), key=lambda item: -len(item[1])):
+        ids = sorted({r for t in tests for r in t.requirements}, key=_sort_key)
+        out.append(
+            f"coverage lost: {len(tests)} tests need `{cap}`, which the handshake does not "
+            f"declare ({', '.join(ids[:10])}{' …' if len(ids) > 10 else ''} not judged by them)"
+        )
+    return out
 
 
 def _sort_key(rid: str) -> tuple[str, str]:
@@ -450,24 +805,15 @@ def run_exit_status(
 
 
 def _failed(record: RunRecord, gate: str | None) -> bool:
+    """The gate (D-211): an expectation problem or an unexpected result fails it; an
+    expected failure never does.  Without *gate*, any unexpected failing test does."""
     if record.expectation_problems:
         return True
-    if any(t.outcome in (Outcome.CRASH, Outcome.TIMEOUT) for t in record.tests):
-        return True  # the adapter broke: no verdict can be trusted
+    if any(t.outcome in BROKE for t in record.tests):
+        return True  # the adapter broke (a run problem too)
     if gate is None:
         return any(t.outcome in FAILING for t in record.tests)
-    return gate_failed(record, gate) or _unattributed_failure(record)
-
-
-def _unattributed_failure(record: RunRecord) -> bool:
-    """A failing test that blames no requirement in the catalog still fails the run."""
-    from dsh_conformance.spec import load_catalog
-
-    known = load_catalog().requirements
-    return any(
-        t.outcome in FAILING and not any(r in known for r in (t.blame or t.requirements))
-        for t in record.tests
-    )
+    return not gate_of(record, gate).passed
 
 
 def gate_rank(test: TestResult, seed: Verdict, profile: Verdict) -> tuple[int, str]:
@@ -475,7 +821,7 @@ def gate_rank(test: TestResult, seed: Verdict, profile: Verdict) -> tuple[int, s
     first, then failures of the seed verdict's MUSTs, of the profile verdict, of a note's
     SHOULD/MAY, then the rest; and a word for each."""
     blamed = set(test.blame or test.requirements)
-    if test.outcome in (Outcome.CRASH, Outcome.TIMEOUT):
+    if test.broke:
         return 0, "adapter broke"
     if blamed & set(seed.failing):
         return 1, "seed MUST"
