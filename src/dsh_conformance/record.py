@@ -63,7 +63,7 @@ class TestResult:
     @property
     def failed(self) -> bool:
         """Whether the test failed (an ``xfail`` failed too, as its manifest said)."""
-        return self.outcome in FAILING or bool(self.detail)
+        return self.outcome in FAILING or self.outcome is Outcome.XFAIL or bool(self.detail)
 
     @property
     def broke(self) -> bool:
@@ -75,8 +75,9 @@ class TestResult:
     def misbehaved(self) -> bool:
         """The implementation failed a check or answered a typed error where a result was
         due, whether or not a manifest expected it: what conformance counts (D-210)."""
-        raw = Outcome(self.detail) if self.outcome is Outcome.XFAIL and self.detail else None
-        return self.outcome in MISBEHAVED or raw in MISBEHAVED
+        if self.outcome is Outcome.XFAIL:  # a bare xfail (no raw outcome) failed
+            return not self.detail or Outcome(self.detail) in MISBEHAVED
+        return self.outcome in MISBEHAVED
 
     def judges(self, requirement: str) -> bool:
         """Whether this result says anything about *requirement*.

@@ -102,7 +102,9 @@ def failure_change(old: TestResult, new: TestResult) -> tuple[tuple[str, str, st
 
 def _raw(test: TestResult) -> Outcome:
     """What the implementation did, whatever a manifest expected: an xfail's outcome."""
-    return Outcome(test.detail) if test.outcome is Outcome.XFAIL and test.detail else test.outcome
+    if test.outcome is Outcome.XFAIL:
+        return Outcome(test.detail) if test.detail else Outcome.FAIL
+    return test.outcome
 
 
 def _rank(outcome: Outcome) -> int:
@@ -281,9 +283,7 @@ def diff(old: RunRecord, new: RunRecord) -> RunDiff:
         elif prior.outcome in APPLICABLE and test.outcome not in APPLICABLE:
             skipped.append(change)
         elif prior.outcome in _FAILED and test.outcome in _FAILED:
-            reasons = failure_change(prior, test)
-            if not same:
-                reasons = tuple(r for r in reasons if r[0] != "message")
+            reasons = failure_change(prior, test)  # reported whole; gated in ``worse``
             if reasons:
                 changed_failures.append(
                     Change(nodeid, str(prior.outcome), str(test.outcome), test.message, reasons)

@@ -448,6 +448,8 @@ class Verdict:
             return f"FAIL ({', '.join(why)})"
         partial = self.judged < self.gating
         text = f"pass on {self.judged} of {self.gating} {self.noun}" if partial else "pass"
+        if partial and not self.judged:
+            text = f"not judged (0 of {self.gating} {self.noun})"
         if self.warnings:
             text += f", {len(self.warnings)} SHOULD/MAY failing"
         return text
