@@ -761,11 +761,16 @@ def coverage_notices(record: RunRecord) -> list[str]:
         found = pattern.search(test.message)
         for cap in found.group(1).split(", ") if found else ():
             lost.setdefault(cap.strip(), []).append(test)
-    for cap, tests in sorted(lost.items(), key=lambda item: -len(item[1])):
-        ids = sorted({r for t in tests for r in t.requirements}, key=_sort_key)
+    if lost:
+        total = len({t.nodeid for tests in lost.values() for t in tests})
+        parts = [
+            f"`{cap}` {len(tests)}"
+            for cap, tests in sorted(lost.items(), key=lambda item: (-len(item[1]), item[0]))
+        ]
         out.append(
-            f"coverage lost: {len(tests)} tests need `{cap}`, which the handshake does not "
-            f"declare ({', '.join(ids[:10])}{' …' if len(ids) > 10 else ''} not judged by them)"
+            f"coverage lost: {total} tests need capabilities the handshake does not declare "
+            f"(tests per capability: {', '.join(parts)}); declare each the implementation "
+            "offers"
         )
     return out
 
