@@ -248,7 +248,8 @@ def test_a_reworded_failure_under_other_examples_is_reported_not_gated(tmp_path:
     before = load_record(_seeded(tmp_path / "o.jsonl", [old], seed=1))
     after = load_record(_seeded(tmp_path / "n.jsonl", [new], seed=2))
     result = diff(before, after)
-    assert result.changed_failures and not result.worse
+    assert result.changed_failures
+    assert not result.worse
     assert not result.regressed_on("seed")
 
 

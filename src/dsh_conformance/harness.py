@@ -501,8 +501,9 @@ class HarnessPlugin:
         try:
             state.request = json_text(shown)
         except (TypeError, ValueError):
-            state.request = json_text({**shown, "args": repr(shown["args"]),
-                                       "result": repr(shown["result"])})
+            state.request = json_text(
+                {**shown, "args": repr(shown["args"]), "result": repr(shown["result"])}
+            )
         text = (
             f"protocol: the result of {unreadable.op} cannot be read: {unreadable.reason} "
             f"(args {show_value(unreadable.args, REQUEST_SHOWN)}, "
