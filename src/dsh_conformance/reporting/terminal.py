@@ -24,7 +24,7 @@ from dsh_conformance.reporting.summary import (
 
 STYLES: Final = {
     "fail": "bold red",
-    "xfail": "yellow",
+    "xfail": "red",
     "pass": "green",
     "unsupported": "cyan",
     "not applicable": "dim",
@@ -34,6 +34,10 @@ STYLES: Final = {
     "MAY: cannot fail the seed verdict": "dim",
     "not judged: adapter unreliable": "bold magenta",
 }
+
+
+#: How a status reads where it could mislead: an expected failure is a failure (D-210).
+SHOWN: Final = {"xfail": "fail (expected)"}
 
 
 def _text(value: str, style: str = "") -> Text:
@@ -55,7 +59,7 @@ def requirement_table(record: RunRecord) -> Table:
             row.id,
             row.verdict,
             row.level,
-            _text(row.status, STYLES.get(row.status, "")),
+            _text(SHOWN.get(row.status, row.status), STYLES.get(row.status, "")),
             f"{passed}/{applicable}" if applicable else "–",
             _text(row.title),
         )
