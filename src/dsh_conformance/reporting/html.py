@@ -130,8 +130,9 @@ def _overview(records: Sequence[RunRecord]) -> str:
                 else "<p>No unexpected failures.</p>"
             )
             + (
-                f"<h3>Expected by the manifest ({len(gate.expected)}: they pass the gate and "
-                f"still count against conformance)</h3><ul>{expected}</ul>"
+                f"<h3>Expected by the manifest ({len(gate.expected)}: they pass the gate; a "
+                "failure still counts against conformance, an unsupported test is not judged)"
+                f"</h3><ul>{expected}</ul>"
                 if gate.expected
                 else ""
             )

@@ -168,8 +168,8 @@ def expected_section(judgement: Judgement, limit: int = 200) -> list[str]:
         return []
     lines = [
         "",
-        f"### Expected by the manifest ({len(expected)}: they pass the gate and still "
-        "count against conformance)",
+        f"### Expected by the manifest ({len(expected)}: they pass the gate; a failure "
+        "still counts against conformance, an unsupported test is not judged)",
         "",
         "| test | outcome | blames | entry | reason |",
         "|---|---|---|---|---|",

@@ -611,7 +611,10 @@ class Gate:
         if self.manifest is None:
             verdict = "pass" if self.passed else f"FAIL ({self.count} failing results)"
             return f"the conformance verdict (--fail-on {self.fail_on}, no manifest): {verdict}"
-        expected = f"{len(self.expected)} expected failures, " if self.expected else ""
+        failures = sum(t.outcome is Outcome.XFAIL for t in self.expected)
+        skipped = len(self.expected) - failures
+        expected = f"{failures} expected failures, " if failures else ""
+        expected += f"{skipped} tests the manifest marks unsupported, " if skipped else ""
         if self.passed:
             return f"within expectations ({expected}manifest {Path(self.manifest).name})"
         plural = "result" if self.count == 1 else "results"
