@@ -219,3 +219,25 @@ def test_summary_exits_with_the_gate_and_shows_both_words(tmp_path: Path) -> Non
     assert done.returncode == 1
     assert "seed conformance: FAIL — 2 of" in done.stdout
     assert "gate: " in done.stdout
+
+
+def test_an_unreadable_result_is_recorded_with_op_args_result_and_reason() -> None:
+    from dsh_conformance.harness import HarnessPlugin, _Progress
+
+    from types import SimpleNamespace
+
+    state = _Progress()
+    # duck-typed: the shared UnreadableResult's ``args`` attribute is BaseException's own
+    # (a tuple), so the snippet keeps the arguments as a tuple of whatever was passed
+    unreadable = SimpleNamespace(
+        op="uri.decode", args={"uri": "x"}, result={"odd": 7}, reason="not a string"
+    )
+    HarnessPlugin._unreadable(state, unreadable)
+    assert json.loads(state.request) == {
+        "op": "uri.decode",
+        "args": {"uri": "x"},
+        "result": {"odd": 7},
+        "reason": "not a string",
+    }
+    assert state.message.startswith("protocol: the result of uri.decode cannot be read")
+    assert '{"odd":7}' in state.message

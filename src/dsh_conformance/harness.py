@@ -494,7 +494,8 @@ class HarnessPlugin:
 
         shown = {
             "op": str(unreadable.op),
-            "args": unreadable.args,
+            # ``args`` is BaseException's tuple on the shared class: prefer ``arguments``
+            "args": getattr(unreadable, "arguments", unreadable.args),
             "result": unreadable.result,
             "reason": str(unreadable.reason),
         }
