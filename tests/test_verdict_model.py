@@ -222,9 +222,9 @@ def test_summary_exits_with_the_gate_and_shows_both_words(tmp_path: Path) -> Non
 
 
 def test_an_unreadable_result_is_recorded_with_op_args_result_and_reason() -> None:
-    from dsh_conformance.harness import HarnessPlugin, _Progress
-
     from types import SimpleNamespace
+
+    from dsh_conformance.harness import HarnessPlugin, _Progress
 
     state = _Progress()
     # duck-typed: the shared UnreadableResult's ``args`` attribute is BaseException's own
