@@ -17,7 +17,7 @@ from dsh_conformance.harness import PROBLEM_KINDS
 from dsh_conformance.outcomes import Outcome
 from dsh_conformance.record import RecordWriter, TestResult, check_line, load_record
 from dsh_conformance.reporting import html, jsonreport, junit, markdown
-from dsh_conformance.reporting.summary import judge
+from dsh_conformance.reporting.judgement import judge
 from dsh_conformance.spec import schema
 
 #: Text a hostile implementation may put in an error message: lone surrogates, C0/C1

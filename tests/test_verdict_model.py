@@ -20,7 +20,7 @@ from dsh_conformance.adapters.contract import UnreadableResult
 from dsh_conformance.outcomes import Outcome, classify_failure
 from dsh_conformance.record import RecordWriter, TestResult, load_record
 from dsh_conformance.reporting import html, jsonreport, junit, markdown
-from dsh_conformance.reporting.summary import judge
+from dsh_conformance.reporting.judgement import judge
 from dsh_conformance.reporting.terminal import print_summary
 
 OTHER_SCHEME = "python:fauxmplementations:other_scheme"

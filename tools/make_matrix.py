@@ -144,7 +144,8 @@ def summarise(release: str, records: Mapping[str, Path | str]) -> dict[str, Any]
     """The matrix column of *release* from its records (or error strings)."""
     from dsh_conformance.outcomes import Outcome
     from dsh_conformance.record import load_record
-    from dsh_conformance.reporting.summary import gate_of, requirement_rows, verdicts
+    from dsh_conformance.reporting.gate import gate_of
+    from dsh_conformance.reporting.summary import requirement_rows, verdicts
 
     column: dict[str, Any] = {
         "set": release,

@@ -191,9 +191,9 @@ class RunDiff:
         """The moves to worse that *gate* (summary.GATES) counts: those about a
         requirement of the selected verdicts, or about none of the catalog's; a crash,
         timeout or unreadable result always counts."""
-        from dsh_conformance.reporting.summary import _gated_ids, _known_ids
+        from dsh_conformance.reporting.gate import gated_ids, known_ids
 
-        gated, known = _gated_ids(gate), _known_ids()
+        gated, known = gated_ids(gate), known_ids()
         return tuple(
             c
             for c in self.worse

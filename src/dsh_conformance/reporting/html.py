@@ -13,12 +13,12 @@ from typing import Final
 from dsh_conformance.outcomes import FAILING
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import for_html
+from dsh_conformance.reporting.judgement import judge
 from dsh_conformance.reporting.summary import (
     STATUS_ORDER,
     RequirementRow,
     compliance,
     gate_ordered,
-    judge,
     replay_test_command,
     requirement_rows,
     review_items,

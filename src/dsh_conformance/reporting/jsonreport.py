@@ -6,7 +6,8 @@ from typing import Any
 
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import json_text
-from dsh_conformance.reporting.summary import compliance, judge, review_items
+from dsh_conformance.reporting.judgement import judge
+from dsh_conformance.reporting.summary import compliance, review_items
 
 
 def build(record: RunRecord) -> dict[str, Any]:

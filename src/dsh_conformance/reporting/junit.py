@@ -7,7 +7,8 @@ import xml.etree.ElementTree as ET
 from dsh_conformance.outcomes import Outcome
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import for_xml
-from dsh_conformance.reporting.summary import judge, review_items, review_state, run_problems
+from dsh_conformance.reporting.judgement import judge
+from dsh_conformance.reporting.summary import review_items, review_state, run_problems
 
 _FAILURE = {Outcome.FAIL: "failure", Outcome.XPASS: "failure"}
 _ERROR = {Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.PROTOCOL}

@@ -13,11 +13,10 @@ from typing import Final
 from dsh_conformance.outcomes import FAILING, Outcome
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import for_markdown_cell, markdown_block
+from dsh_conformance.reporting.judgement import Judgement, judge
 from dsh_conformance.reporting.summary import (
-    Judgement,
     compliance,
     gate_ordered,
-    judge,
     replay_command,
     replay_test_command,
     review_items,

@@ -15,7 +15,8 @@ from dsh_conformance.errors import (
     EX_INTERRUPTED,
     EX_NOTHING,
 )
-from dsh_conformance.outcomes import APPLICABLE, BROKE, FAILING, GATES, MISBEHAVED, Outcome
+from dsh_conformance.outcomes import APPLICABLE, BROKE, FAILING, Outcome
+from dsh_conformance.outcomes import GATES as GATES  # re-exported: --fail-on names
 from dsh_conformance.record import RunRecord, TestResult
 from dsh_conformance.spec import Requirement
 
@@ -115,7 +116,7 @@ def requirement_rows(
     if not filtered:
         ids |= {r.id for r in catalog.values() if profile in r.profiles}
     rows = []
-    for rid in sorted(ids, key=_sort_key):
+    for rid in sorted(ids, key=sort_key):
         req = catalog.get(rid)
         tests = tuple(by_req.get(rid, ()))
         level = req.level if req else "?"
@@ -351,7 +352,7 @@ def run_problems(record: RunRecord, *, incomplete_ok: bool = False) -> tuple[Run
         )
     broken = [t for t in record.tests if t.outcome in BROKE]
     if broken:
-        cited = sorted({r for t in broken for r in t.requirements}, key=_sort_key)
+        cited = sorted({r for t in broken for r in t.requirements}, key=sort_key)
         problems.append(
             RunProblem(
                 "adapter-unreliable",
@@ -561,224 +562,7 @@ def verdicts(
     return built[0], built[1]
 
 
-def _selection(gate: str) -> tuple[set[str], set[str]]:
-    """The (seed levels, profile levels) a ``--fail-on`` gate counts failures at."""
-    if gate not in GATES:
-        raise ValueError(f"unknown gate {gate!r}: one of {', '.join(GATES)}")
-    seed = {"MUST"} | ({"SHOULD", "MAY"} if gate in ("seed-should", "all") else set())
-    profile = {"MUST", "SHOULD"} if gate in ("profile", "all") else set()
-    return seed, profile
-
-
-def _gated_ids(gate: str) -> set[str]:
-    from dsh_conformance.spec import load_catalog
-
-    seed, profile = _selection(gate)
-    return {
-        r.id
-        for r in load_catalog().requirements.values()
-        if r.level in (seed if r.verdict == "seed" else profile)
-    }
-
-
-@frozen
-class Gate:
-    """The regression gate (D-211): the run against its manifest's known state.
-
-    Unexpected results fail it: a failure no manifest entry expects (at the levels
-    ``--fail-on`` selects), a pass the manifest said would fail, a crash, timeout or
-    unreadable result, a manifest problem.  Expected failures are listed with their
-    manifest reasons; they never change a conformance verdict.  Without a manifest the
-    gate is the conformance verdicts ``--fail-on`` selects.
-    """
-
-    fail_on: str
-    manifest: str | None
-    unexpected: tuple[TestResult, ...]
-    expected: tuple[TestResult, ...]
-    problems: tuple[Mapping[str, object], ...]
-
-    @property
-    def passed(self) -> bool:
-        return not self.unexpected and not self.problems
-
-    @property
-    def count(self) -> int:
-        return len(self.unexpected) + len(self.problems)
-
-    @property
-    def label(self) -> str:
-        if self.manifest is None:
-            verdict = "pass" if self.passed else f"FAIL ({self.count} failing results)"
-            return f"the conformance verdict (--fail-on {self.fail_on}, no manifest): {verdict}"
-        failures = sum(t.outcome is Outcome.XFAIL for t in self.expected)
-        skipped = len(self.expected) - failures
-        expected = f"{failures} expected failures, " if failures else ""
-        expected += f"{skipped} tests the manifest marks unsupported, " if skipped else ""
-        if self.passed:
-            return f"within expectations ({expected}manifest {Path(self.manifest).name})"
-        plural = "result" if self.count == 1 else "results"
-        return f"{self.count} unexpected {plural} ({expected}manifest {Path(self.manifest).name})"
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "fail_on": self.fail_on,
-            "manifest": self.manifest,
-            "passed": self.passed,
-            "label": self.label,
-            "unexpected": [
-                {"nodeid": t.nodeid, "outcome": str(t.outcome), "blame": list(t.blame)}
-                for t in self.unexpected
-            ],
-            "expected": [
-                {
-                    "nodeid": t.nodeid,
-                    "outcome": str(t.outcome),
-                    "detail": t.detail,
-                    "expectation": t.expectation,
-                    "reason": t.expectation_reason,
-                }
-                for t in self.expected
-            ],
-            "problems": [dict(p) for p in self.problems],
-        }
-
-
-def gate_of(record: RunRecord, fail_on: str | None = None) -> Gate:
-    """The gate of *record* under *fail_on* (default: what the run was gated on)."""
-    fail_on = fail_on or fail_on_of(record)
-    gated = _gated_ids(fail_on)
-    unexpected = tuple(t for t in record.tests if _unexpected(t, gated))
-    expected = tuple(
-        t
-        for t in record.tests
-        if t.expectation and t.outcome in (Outcome.XFAIL, Outcome.UNSUPPORTED)
-    )
-    problems = tuple(
-        p for p in record.expectation_problems if p.get("kind") in ("stale", "unexpected-pass")
-    )
-    manifest = record.header.get("expectations")
-    return Gate(fail_on, str(manifest) if manifest else None, unexpected, expected, problems)
-
-
-def _unexpected(test: TestResult, gated: set[str]) -> bool:
-    if test.outcome in BROKE or test.outcome is Outcome.XPASS:
-        return True
-    if test.outcome not in MISBEHAVED:
-        return False
-    blamed = set(test.blame or test.requirements)
-    return bool(blamed & gated) or not blamed & _known_ids()
-
-
-def _known_ids() -> set[str]:
-    from dsh_conformance.spec import load_catalog
-
-    return set(load_catalog().requirements)
-
-
-def fail_on_of(record: RunRecord) -> str:
-    """The ``--fail-on`` the run was judged by (the footer says it), else ``seed``."""
-    value = str((record.footer or {}).get("fail_on", "seed"))
-    return value if value in GATES else "seed"
-
-
-def gate_failed(record: RunRecord, gate: str = "seed") -> bool:
-    """Whether a failure no manifest expects fails *gate* (``GATES``; unknown names are
-    errors): a requirement of the selected verdicts, or none of the catalog's.  Run
-    problems are ``run_exit_status``'s; expected failures never count here (D-211)."""
-    gated = _gated_ids(gate)
-    return any(t.outcome in MISBEHAVED and _unexpected(t, gated) for t in record.tests)
-
-
-@frozen
-class Judgement:
-    """Everything a report says about a run, computed once (D-214): every renderer
-    (terminal, Markdown, HTML, JUnit, JSON, badge) only renders it."""
-
-    record: RunRecord
-    rows: tuple[RequirementRow, ...]
-    seed: Verdict
-    profile: Verdict
-    gate: Gate
-    problems: tuple[RunProblem, ...]
-    notices: tuple[str, ...]
-    exit_status: int
-
-    @property
-    def verdicts(self) -> tuple[Verdict, Verdict]:
-        return self.seed, self.profile
-
-    @property
-    def gate_line(self) -> str:
-        return f"gate: {self.gate.label}"
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "verdicts": {v.name: v.to_json() for v in self.verdicts},
-            "gate": self.gate.to_json(),
-            "notices": list(self.notices),
-            "exit_status": self.exit_status,
-        }
-
-
-def judge(
-    record: RunRecord, fail_on: str | None = None, *, incomplete_ok: bool = False
-) -> Judgement:
-    """The one verdict model of *record* (D-214)."""
-    rows = tuple(requirement_rows(record))
-    seed, profile = verdicts(record, rows)
-    fail_on = fail_on or fail_on_of(record)
-    return Judgement(
-        record=record,
-        rows=rows,
-        seed=seed,
-        profile=profile,
-        gate=gate_of(record, fail_on),
-        problems=run_problems(record, incomplete_ok=incomplete_ok),
-        notices=tuple(coverage_notices(record)),
-        exit_status=run_exit_status(record, fail_on, incomplete_ok=incomplete_ok),
-    )
-
-
-def coverage_notices(record: RunRecord) -> list[str]:
-    """Coverage the handshake lost (D-216): tests unsupported because a capability is not
-    declared, and declared capability names no test knows (a near miss named)."""
-    import difflib
-    import re
-
-    from dsh_conformance.adapters.contract import CAPABILITIES
-
-    adapter = record.header.get("adapter") or {}
-    declared = [str(c) for c in adapter.get("capabilities") or ()]
-    out = []
-    for name in declared:
-        if name not in CAPABILITIES:
-            near = difflib.get_close_matches(name, list(CAPABILITIES), n=1, cutoff=0.6)
-            hint = f": did you mean `{near[0]}`?" if near else " (ignored)"
-            out.append(f"the handshake declares `{name}`, a capability no test knows{hint}")
-    lost: dict[str, list[TestResult]] = {}
-    pattern = re.compile(r"does not declare (.+)$")
-    for test in record.tests:
-        if test.outcome is not Outcome.UNSUPPORTED or test.expectation:
-            continue
-        found = pattern.search(test.message)
-        for cap in found.group(1).split(", ") if found else ():
-            lost.setdefault(cap.strip(), []).append(test)
-    if lost:
-        total = len({t.nodeid for tests in lost.values() for t in tests})
-        parts = [
-            f"`{cap}` {len(tests)}"
-            for cap, tests in sorted(lost.items(), key=lambda item: (-len(item[1]), item[0]))
-        ]
-        out.append(
-            f"coverage lost: {total} tests need capabilities the handshake does not declare "
-            f"(tests per capability: {', '.join(parts)}); declare each the implementation "
-            "offers"
-        )
-    return out
-
-
-def _sort_key(rid: str) -> tuple[str, str]:
+def sort_key(rid: str) -> tuple[str, str]:
     area, _, number = rid.partition("-")
     return (area, number)
 
@@ -814,6 +598,13 @@ def run_exit_status(
     return EX_FAILURES if _failed(record, gate) else 0
 
 
+def gate_failed(record: RunRecord, gate: str = "seed") -> bool:
+    """Whether a failure no manifest expects fails *gate* (``reporting.gate``)."""
+    from dsh_conformance.reporting import gate as gating
+
+    return gating.gate_failed(record, gate)
+
+
 def _failed(record: RunRecord, gate: str | None) -> bool:
     """The gate (D-211): an expectation problem or an unexpected result fails it; an
     expected failure never does.  Without *gate*, any unexpected failing test does."""
@@ -823,6 +614,8 @@ def _failed(record: RunRecord, gate: str | None) -> bool:
         return True  # the adapter broke (a run problem too)
     if gate is None:
         return any(t.outcome in FAILING for t in record.tests)
+    from dsh_conformance.reporting.gate import gate_of
+
     return not gate_of(record, gate).passed
 
 

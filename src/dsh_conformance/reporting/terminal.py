@@ -11,11 +11,10 @@ from rich.text import Text
 from dsh_conformance.outcomes import APPLICABLE, Outcome
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import for_terminal
+from dsh_conformance.reporting.judgement import Judgement, judge
 from dsh_conformance.reporting.summary import (
-    Judgement,
     compliance,
     gate_ordered,
-    judge,
     replay_command,
     requirement_rows,
     review_items,
