@@ -241,3 +241,19 @@ def test_an_unreadable_result_is_recorded_with_op_args_result_and_reason() -> No
     }
     assert state.message.startswith("protocol: the result of uri.decode cannot be read")
     assert '{"odd":7}' in state.message
+
+
+def test_smoke_names_an_unknown_capability_and_the_coverage_it_costs() -> None:
+    """Catches `mentions` for `mention` ignored without a word (issue 35)."""
+    from dsh_conformance.smoke import capability_checks
+
+    declared, coverage = capability_checks(frozenset({"uri", "mentions"}))
+    assert declared.status == "note"
+    assert "mentions (did you mean mention?)" in declared.detail
+    assert coverage.status == "note"
+    assert "seed MUSTs cannot be judged" in coverage.detail
+    assert "mention " in coverage.detail
+    from dsh_conformance.adapters.contract import CAPABILITIES
+
+    _, full = capability_checks(frozenset(CAPABILITIES))
+    assert full.status == "ok"
