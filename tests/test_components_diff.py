@@ -217,6 +217,8 @@ def _p(name: str, outcome: str, message: str = "", detail: str = "", **extra: ob
     [
         # pass -> expected failure: the manifest hides no move (issue 35)
         (_p("a", "pass"), _p("a", "xfail", "[PROJ-004] partial", "fail"), "new failure"),
+        # pass -> fail although PROJ-004 already failed through another test
+        (_p("a", "pass"), _p("a", "fail", "[PROJ-004] partial"), "new failure"),
         # pass -> unsupported: coverage lost
         (_p("a", "pass"), _p("a", "unsupported", "unsupported: not declared"), "coverage lost"),
         # a second failure reason after an unchanged first line, same examples
