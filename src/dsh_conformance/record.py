@@ -326,6 +326,13 @@ def _validators() -> dict[str, Any]:
     }
 
 
+@cache
+def _required(kind: str) -> frozenset[str]:
+    from dsh_conformance.spec import schema
+
+    return frozenset(schema("record.json")["$defs"][kind]["required"])
+
+
 def conform(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """*data* made to follow the record schema: each field (or list item) the schema
     refuses is left out, and named in the list returned (D-215).  A line that still
@@ -348,11 +355,7 @@ def conform(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
             return line, dropped
         path = list(error.absolute_path)
         key = path[0]
-        required = {
-            "header": ("type", "format", "format_version", "adapter"),
-            "test": ("type", "nodeid", "outcome", "requirements", "duration", "message"),
-            "footer": ("type", "totals", "status"),
-        }[kind]
+        required = _required(str(kind))
         at = "/".join(str(p) for p in path)
         if len(path) >= 2 and isinstance(line.get(key), list) and isinstance(path[1], int):
             items = list(line[key])
