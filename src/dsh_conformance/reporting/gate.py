@@ -63,7 +63,7 @@ class Gate:
     @property
     def label(self) -> str:
         if self.manifest is None:
-            verdict = "pass" if self.passed else f"FAIL ({self.count} failing results)"
+            verdict = "pass" if self.passed else f"FAIL ({self.count} unexpected results)"
             return f"the conformance verdict (--fail-on {self.fail_on}, no manifest): {verdict}"
         failures = sum(t.outcome is Outcome.XFAIL for t in self.expected)
         skipped = len(self.expected) - failures
