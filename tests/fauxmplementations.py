@@ -112,3 +112,43 @@ def unescaped_lt() -> UnescapedLessThan:
 
 def lenient() -> LenientUris:
     return LenientUris()
+
+
+class OtherScheme(_Broken):
+    """Writes ``dsh-sessions:`` for ``dsh-session:`` (URI-001, a seed MUST), consistently
+    in both directions: the kit a written manifest must not turn green (issue 35)."""
+
+    name = "other URI scheme"
+
+    def op_uri_encode(self, args: Mapping[str, Any]) -> Any:
+        return "dsh-sessions:" + str(self.reference.call("uri.encode", args))[len(SCHEME) :]
+
+    def op_uri_decode(self, args: Mapping[str, Any]) -> Any:
+        uri = args.get("uri")
+        if isinstance(uri, str) and uri.startswith("dsh-sessions:"):
+            uri = SCHEME + uri.removeprefix("dsh-sessions:")
+        elif isinstance(uri, str) and uri.startswith(SCHEME):
+            raise ImplementationError(INVALID, "not this host's scheme")
+        return self.reference.call("uri.decode", {**args, "uri": uri})
+
+
+class TwoCapabilities(_Broken):
+    """The reference declaring only ``uri`` and ``serialization``: a correct partial
+    implementation, whose headline must say how little was judged (issue 35)."""
+
+    name = "two capabilities"
+
+    def handshake(self) -> Handshake:
+        real = super().handshake()
+        return Handshake(
+            implementation=real.implementation,
+            capabilities=frozenset({"uri", "serialization", "mentions"}),
+        )
+
+
+def other_scheme() -> OtherScheme:
+    return OtherScheme()
+
+
+def two_capabilities() -> TwoCapabilities:
+    return TwoCapabilities()

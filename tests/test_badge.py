@@ -33,10 +33,19 @@ def report(statuses: list[str], **extra: Any) -> dict[str, Any]:
     ("data", "message", "color"),
     [
         (report(["pass", "pass"]), "2/2 MUST", "brightgreen"),
-        (report(["pass", "xfail", "unsupported"]), "1/3 MUST", "yellow"),
-        (report(["pass", "fail"], totals={"pass": 1, "fail": 1}), "1/2 MUST", "red"),
-        (report(["pass"], expectation_problems=[{"kind": "stale"}]), "1/1 MUST", "red"),
+        # an expected failure fails conformance: the manifest never colours the badge
+        (report(["pass", "xfail", "unsupported"]), "FAIL: 1 of 3 MUST failing", "red"),
+        (
+            report(["pass", "fail"], totals={"pass": 1, "fail": 1}),
+            "FAIL: 1 of 2 MUST failing",
+            "red",
+        ),
+        # a partial implementation: how much was judged
+        (report(["pass", "unsupported"]), "pass on 1 of 2 MUST judged", "yellow"),
+        # a manifest problem fails the gate, not conformance
+        (report(["pass"], expectation_problems=[{"kind": "stale"}]), "1/1 MUST", "brightgreen"),
         (report(["pass"], truncated=True), "incomplete run", "red"),
+        (report(["pass"], problems=[{"code": "adapter-unreliable"}]), "adapter unreliable", "red"),
     ],
 )
 def test_message_counts_musts_and_colour_follows_the_verdict(

@@ -126,22 +126,24 @@ CODE_Y = "ImplementationError: [DSH_UPSTREAM_ERROR] Cannot read properties of un
 
 
 @pytest.mark.parametrize(
-    ("old", "new", "what", "gates"),
+    ("old", "new", "what", "gates", "seed_gates"),
     [
-        (("xfail", CODE_X, ("ENV-053",)), ("xfail", CODE_Y, ("ENV-053",)), "code", True),
+        (("xfail", CODE_X, ("ENV-053",)), ("xfail", CODE_Y, ("ENV-053",)), "code", True, False),
         (
             ("xfail", "AssertionError: x", ("ENV-053",)),
             ("xfail", "AssertionError: x", ("INBOX-010",)),
             "blame",
             True,
+            True,  # INBOX-010 is a seed MUST
         ),
         (
             ("fail", "AssertionError: a", ("ENV-053",)),
             ("fail", "AssertionError: b", ("ENV-053",)),
             "message",
+            False,  # no seed in the headers: other examples may word it otherwise
             False,
         ),
-        (("fail", CODE_X, ("ENV-053",)), ("xfail", CODE_Y, ("ENV-053",)), "code", True),
+        (("fail", CODE_X, ("ENV-053",)), ("xfail", CODE_Y, ("ENV-053",)), "code", True, False),
     ],
 )
 def test_diff_flags_a_changed_failure_reason(
@@ -150,6 +152,7 @@ def test_diff_flags_a_changed_failure_reason(
     new: tuple[str, str, tuple[str, ...]],
     what: str,
     gates: bool,
+    seed_gates: bool,
 ) -> None:
     """A test that stays xfail for another reason is not "no change" (issue 24 item 4)."""
     before = load_record(_write(tmp_path / "o.jsonl", RC8, [_t("s", old[0], old[1], old[2])]))
@@ -158,7 +161,9 @@ def test_diff_flags_a_changed_failure_reason(
     assert [c.nodeid for c in result.changed_failures] == ["conformance/test_scenario.py::s"]
     assert what in {w for w, _, _ in result.changed_failures[0].reasons}
     assert result.regressed is gates
-    assert result.regressed_on("seed") is gates
+    # ENV-053 is a decision (profile verdict): --fail-on profile gates it, seed does not
+    assert result.regressed_on("profile") is gates
+    assert result.regressed_on("seed") is seed_gates
     assert "### Changed failures" in render_markdown(result, before, after)
     assert result.to_json()["changed_failures"][0]["changed"]
 
@@ -170,3 +175,92 @@ def test_the_same_failure_is_no_change(tmp_path: Path) -> None:
     before = load_record(_write(tmp_path / "o.jsonl", RC8, [_t("s", "xfail", first, ("E",))]))
     after = load_record(_write(tmp_path / "n.jsonl", RC8, [_t("s", "xfail", again, ("E",))]))
     assert diff(before, after).changed_failures == ()
+
+
+def _seeded(path: Path, tests: list[TestResult], seed: int | None = 7) -> Path:
+    """A record whose header names the Hypothesis seed (same examples on both sides)."""
+    writer = RecordWriter(path)
+    writer.header(
+        {
+            "suite_version": "0",
+            "spec_version": "s",
+            "spec_profile": "seed",
+            "adapter": {"name": "upstream", **_handshake(RC8)},
+            "hypothesis": {"profile": "ci", "seed": seed},
+            "selected": len(tests),
+        }
+    )
+    for test in tests:
+        writer.test(test)
+    writer.footer({"status": "complete", "expectation_problems": []})
+    writer.close()
+    return path
+
+
+def _p(name: str, outcome: str, message: str = "", detail: str = "", **extra: object) -> TestResult:
+    return TestResult(
+        f"conformance/test_scenario_partial.py::{name}",
+        Outcome(outcome),
+        ("PROJ-004",),
+        ("scenario",),
+        0.01,
+        message,
+        detail=detail,
+        blame=["PROJ-004"] if outcome in ("fail", "xfail") else [],
+        expectation="PROJ-004" if outcome == "xfail" else "",
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kind"),
+    [
+        # pass -> expected failure: the manifest hides no move (issue 35)
+        (_p("a", "pass"), _p("a", "xfail", "[PROJ-004] partial", "fail"), "new failure"),
+        # pass -> fail although PROJ-004 already failed through another test
+        (_p("a", "pass"), _p("a", "fail", "[PROJ-004] partial"), "new failure"),
+        # pass -> unsupported: coverage lost
+        (_p("a", "pass"), _p("a", "unsupported", "unsupported: not declared"), "coverage lost"),
+        # a second failure reason after an unchanged first line, same examples
+        (
+            _p("a", "fail", "[PROJ-004] partial text shown"),
+            _p("a", "fail", "[PROJ-004] partial text shown\nand the chunk is stored"),
+            "changed failure",
+        ),
+    ],
+)
+def test_diff_gates_every_move_to_worse(
+    tmp_path: Path, old: TestResult, new: TestResult, kind: str
+) -> None:
+    # PROJ-004 already fails on the old side through another test: the move still gates
+    other = _p("other", "fail", "[PROJ-004] elsewhere")
+    before = load_record(_seeded(tmp_path / "o.jsonl", [old, other]))
+    after = load_record(_seeded(tmp_path / "n.jsonl", [new, other]))
+    result = diff(before, after)
+    assert [c.kind for c in result.worse] == [kind]
+    assert result.regressed_on("seed")
+    assert result.regressed_ids("seed") == ("PROJ-004",)
+    text = render_markdown(result, before, after)
+    assert "moves to worse**, on PROJ-004" in text
+
+
+def test_a_reworded_failure_under_other_examples_is_reported_not_gated(tmp_path: Path) -> None:
+    old = _p("a", "fail", "[PROJ-004] partial text shown")
+    new = _p("a", "fail", "[PROJ-004] partial text shown\nand the chunk is stored")
+    before = load_record(_seeded(tmp_path / "o.jsonl", [old], seed=1))
+    after = load_record(_seeded(tmp_path / "n.jsonl", [new], seed=2))
+    result = diff(before, after)
+    assert result.changed_failures
+    assert not result.worse
+    assert not result.regressed_on("seed")
+
+
+def test_a_fix_and_an_expected_move_to_a_crash_are_not_confused(tmp_path: Path) -> None:
+    before = load_record(_seeded(tmp_path / "o.jsonl", [_p("a", "xfail", "x", "fail")]))
+    after = load_record(_seeded(tmp_path / "n.jsonl", [_p("a", "pass")]))
+    assert not diff(before, after).worse
+    assert [c.nodeid for c in diff(before, after).fixed] == [
+        "conformance/test_scenario_partial.py::a"
+    ]
+    crashed = load_record(_seeded(tmp_path / "c.jsonl", [_p("a", "crash", "crash: exit 3")]))
+    assert diff(after, crashed).regressed_on("seed")  # a crash always gates

@@ -155,7 +155,9 @@ def test_junit_counts_and_properties(tmp_path: Path) -> None:
         suite.get("failures"),
         suite.get("errors"),
         suite.get("skipped"),
-    ) == ("4", "1", "1", "1")
+    ) == ("5", "1", "2", "1")  # the timeout is also the run problem adapter-unreliable
+    (run,) = suite.findall("testcase[@name='run']/error")
+    assert run.get("type") == "adapter-unreliable"
     props = suite.findall("testcase/properties/property[@name='requirement']")
     assert {p.get("value") for p in props} == {"URI-001"}
 

@@ -66,7 +66,11 @@ def test_the_matrix_shows_where_the_sets_differ(tmp_path: Path) -> None:
     assert rows["REL-001"]["verdict"] == "release"
     sets = {s["set"]: s for s in data["sets"]}
     assert sets["0.1.0-rc.7"]["differs_from_pinned"] == {LOOP: "0.1.0-rc.6"}
-    assert sets["0.1.0-rc.8"]["verdicts"]["release"] == "pass"
+    assert sets["0.1.0-rc.8"]["verdicts"]["release"].startswith("pass")
+    # an expected failure of a seed MUST fails the set's conformance (issue 35)
+    assert sets["0.1.0-rc.8"]["seed_failing"] == ["PROJ-004"]
+    assert sets["0.1.0-rc.7"]["seed_failing"] == []
+    assert sets["0.1.0-rc.8"]["verdicts"]["seed"].startswith("FAIL")
     assert sets["0.1.1-rc.2"]["verdicts"]["seed"].startswith("error: install failed")
     text = make_matrix.render(data)
     assert "## Where the sets differ" in text
@@ -74,6 +78,12 @@ def test_the_matrix_shows_where_the_sets_differ(tmp_path: Path) -> None:
     assert "PROJ-004" in differ
     assert "URI-001" not in differ
     assert f"{LOOP} 0.1.0-rc.6" in text
+    change = data["changes"][0]
+    assert change["regressions"] == {"PROJ-004": "1 × pass → xfail"}
+    assert change["fixes"] == []
+    assert text.index("## What changed") < text.index("## Verdicts")
+    assert "**1 regressed** (PROJ-004" in text
+    assert "| seed MUSTs failing | none | PROJ-004 |" in text
     step = data["steps"][0]
     assert (step["from"], step["to"]) == ("0.1.0-rc.7", "0.1.0-rc.8")
     assert step["tests"] == [

@@ -3,7 +3,10 @@
 One column per published release set (``adapters/upstream/sets/<set>/``, D-186), one row
 per requirement, with the set's status for it in the seed run (seed profile with the
 upstream manifest: the seed and reference-profile verdicts) and the release run (release
-profile): the three verdicts per set head the page.  Each set is installed from its
+profile).  The page opens with what changed from each set to the next, requirement by
+requirement (regressions: a test judging it moved to worse; fixes: it stopped failing),
+then the three conformance verdicts per set with the seed MUSTs each set fails (D-218):
+the manifest gates a run, it never colours a verdict.  Each set is installed from its
 committed lockfile into a cache folder (``npm ci --legacy-peer-deps``, reused while the
 lockfile is unchanged) and run as ``--adapter upstream:<cache>/<set>/node_modules``, the
 way a host runs its own install (D-185).
@@ -141,6 +144,7 @@ def summarise(release: str, records: Mapping[str, Path | str]) -> dict[str, Any]
     """The matrix column of *release* from its records (or error strings)."""
     from dsh_conformance.outcomes import Outcome
     from dsh_conformance.record import load_record
+    from dsh_conformance.reporting.gate import gate_of
     from dsh_conformance.reporting.summary import requirement_rows, verdicts
 
     column: dict[str, Any] = {
@@ -152,6 +156,9 @@ def summarise(release: str, records: Mapping[str, Path | str]) -> dict[str, Any]
         "ending": {},
         "rows": {},
         "records": {p: str(r) for p, r in records.items() if isinstance(r, Path)},
+        "seed_failing": [],
+        "headlines": {},
+        "gate": {},
     }
     for profile, source in records.items():
         if isinstance(source, str):
@@ -165,11 +172,15 @@ def summarise(release: str, records: Mapping[str, Path | str]) -> dict[str, Any]
             f"{p.get('kind')}: {p.get('id')}" for p in record.expectation_problems
         ]
         rows = requirement_rows(record)
+        column["gate"][profile] = gate_of(record).label
         for verdict in verdicts(record, rows):
             name = "release" if profile == "release" and verdict.name == "profile" else verdict.name
             if profile == "release" and verdict.name == "seed":
                 continue  # the release run's seed rows are the seed run's (fewer tests)
             column["verdicts"][name] = verdict.label
+            column["headlines"][name] = verdict.headline
+            if name == "seed":
+                column["seed_failing"] = list(verdict.failing)
         for row in rows:
             if profile == "release" and row.verdict != "profile":
                 continue
@@ -217,6 +228,50 @@ def steps(columns: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def changes(columns: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Requirement by requirement, what changed from each set to the next (D-218):
+    regressions (a test judging it moved to worse, ``diff``'s gate, even where the
+    requirement already failed) and fixes (it failed, expected or not, and now passes)."""
+    from dsh_conformance.record import load_record
+    from dsh_conformance.reporting.diff import diff
+
+    failed = {"fail", "xfail"}
+    out = []
+    for old, new in itertools.pairwise(columns):
+        step: dict[str, Any] = {
+            "from": old["set"],
+            "to": new["set"],
+            "regressions": {},
+            "fixes": [],
+        }
+        for profile in PROFILES:
+            if profile not in old["records"] or profile not in new["records"]:
+                continue
+            result = diff(
+                load_record(old["records"][profile]), load_record(new["records"][profile])
+            )
+            for change in result.worse:
+                for rid in change.requirements:
+                    step["regressions"].setdefault(rid, []).append(f"{change.old} → {change.new}")
+        for rid in sorted(set(old["rows"]) & set(new["rows"])):
+            was, now = old["rows"][rid]["status"], new["rows"][rid]["status"]
+            if was in failed and now == "pass":
+                step["fixes"].append(rid)
+        step["regressions"] = {
+            rid: _moves(moves) for rid, moves in sorted(step["regressions"].items())
+        }
+        out.append(step)
+    return out
+
+
+def _moves(moves: Sequence[str]) -> str:
+    """``6 tests: pass → xfail`` for a requirement's moves to worse."""
+    counted: dict[str, int] = {}
+    for move in moves:
+        counted[move] = counted.get(move, 0) + 1
+    return ", ".join(f"{n} × {move}" for move, n in counted.items())
+
+
 def build(columns: Sequence[dict[str, Any]]) -> dict[str, Any]:
     ids: dict[str, dict[str, Any]] = {}
     for column in columns:
@@ -251,6 +306,9 @@ def build(columns: Sequence[dict[str, Any]]) -> dict[str, Any]:
                 "set": column["set"],
                 "lockfile": f"adapters/upstream/sets/{column['set']}/package-lock.json",
                 "verdicts": column["verdicts"],
+                "headlines": column.get("headlines", {}),
+                "gate": column.get("gate", {}),
+                "seed_failing": column.get("seed_failing", []),
                 "ending": column["ending"],
                 "totals": column["totals"],
                 "expectation_problems": column["problems"],
@@ -263,6 +321,7 @@ def build(columns: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "hypothesis": {"profile": "ci", "seed": SEED},
         "pinned": PINNED,
         "sets": sets,
+        "changes": changes(columns),
         "steps": steps(columns),
         "requirements": requirements,
     }
@@ -271,7 +330,7 @@ def build(columns: Sequence[dict[str, Any]]) -> dict[str, Any]:
 _ICON: Final = {
     "pass": "✅ pass",
     "fail": "❌ fail",
-    "xfail": "⚠️ xfail",
+    "xfail": "❌ fail (expected)",
     "unsupported": "➖ unsupported",
     "not applicable": "· n/a",
     "untested": "❔ untested",
@@ -299,7 +358,27 @@ def render(data: Mapping[str, Any]) -> str:
         "with the upstream manifest (seed and reference-profile verdicts), then the release "
         "profile. Regenerate with `python tools/make_matrix.py` (Hypothesis "
         f"`{data['hypothesis']['profile']}` profile, seed `{data['hypothesis']['seed']}`). "
-        f"`{data['pinned']}` is the adapter's pin.",
+        f"`{data['pinned']}` is the adapter's pin. The verdicts are conformance, from what "
+        "each set did: an expected failure of the manifest fails them as any failure does; "
+        "the manifest only gates a run (its gate row).",
+        "",
+        "## What changed from each set to the next",
+        "",
+    ]
+    for change in data.get("changes", []):
+        regressions = change["regressions"]
+        lines.append(
+            f"- `{change['from']}` → `{change['to']}`: "
+            + (
+                f"**{len(regressions)} regressed** ("
+                + "; ".join(f"{rid}: {_cell(moves)}" for rid, moves in regressions.items())
+                + ")"
+                if regressions
+                else "no regression"
+            )
+            + (f"; fixed: {', '.join(change['fixes'])}" if change["fixes"] else "; nothing fixed")
+        )
+    lines += [
         "",
         "## Verdicts",
         "",
@@ -313,6 +392,10 @@ def render(data: Mapping[str, Any]) -> str:
     ):
         cells = [s["verdicts"].get(name, "—") for s in data["sets"]]
         lines.append(f"| {title} | " + " | ".join(_cell(c) for c in cells) + " |")
+    cells = [", ".join(s.get("seed_failing", [])) or "none" for s in data["sets"]]
+    lines.append("| seed MUSTs failing | " + " | ".join(_cell(c) for c in cells) + " |")
+    cells = [s.get("gate", {}).get("seed", "—") for s in data["sets"]]
+    lines.append("| gate (seed run, manifest) | " + " | ".join(_cell(c) for c in cells) + " |")
     for profile in PROFILES:
         cells = [
             ", ".join(f"{n} {o}" for o, n in s["totals"].get(profile, {}).items() if n) or "—"

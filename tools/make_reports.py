@@ -52,7 +52,8 @@ def run_one(name: str, adapter: str, profile: str) -> dict[str, Any]:
     from dsh_conformance.adapters.expectations import builtin_manifest
     from dsh_conformance.record import load_record
     from dsh_conformance.reporting import jsonreport, markdown
-    from dsh_conformance.reporting.summary import run_failed, verdicts
+    from dsh_conformance.reporting.judgement import judge
+    from dsh_conformance.reporting.summary import run_failed
 
     manifest = builtin_manifest(adapter)
     options = runner.RunOptions(
@@ -74,13 +75,15 @@ def run_one(name: str, adapter: str, profile: str) -> dict[str, Any]:
     text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
     (REPORTS / f"{name}.json").write_text(relative(text), "utf-8")
     totals = record.totals()
-    seed, profile_verdict = verdicts(record)
+    judgement = judge(record)  # the one verdict model every report renders (D-214)
+    seed, profile_verdict = judgement.verdicts
     return {
         "failed": run_failed(record),
         "totals": {str(k): v for k, v in totals.items()},
         "verdicts": {
             "seed": seed.label,
             profile_verdict.title: profile_verdict.label,
+            "gate": judgement.gate.label,
         },
     }
 
@@ -188,7 +191,7 @@ def index(results: dict[str, dict[str, Any]]) -> str:
         f"`{SEED}`). The upstream runs need Node >= 20.6 and "
         "`npm ci --prefix adapters/upstream`.",
         "",
-        "| report | what | verdicts | tests |",
+        "| report | what | conformance verdicts; the gate | tests |",
         "|---|---|---|---|",
     ]
     for name, (_, _, what) in RUNS.items():

@@ -2,12 +2,12 @@
 
 https://shields.io/badges/endpoint-badge reads ``{schemaVersion, label, message, color}``
 from a URL, so a committed ``reports/badge-<run>.json`` (tools/make_reports.py) or the
-``badge.json`` a run writes into ``--report-dir`` becomes a README badge.  The message
-counts MUST requirements that pass; the colour says whether the run passed: green when
-every MUST passes, yellow when the run passed with known gaps (xfail or unsupported
-through a manifest, or capabilities not declared), red when it failed.  A run that did
-not finish, tested nothing applicable or lacks a required capability is red and says so
-(D-175), whatever its tests say.
+``badge.json`` a run writes into ``--report-dir`` becomes a README badge.  It shows the
+seed conformance verdict, never the gate (D-210): red with the seed MUSTs failing (an
+expected failure fails), yellow when it passes on only the MUSTs judged (capabilities not
+declared), green when every seed MUST passes.  A run that did not finish, tested nothing
+applicable, lacks a required capability or whose adapter broke is red and says so
+(D-175, D-212), whatever its tests say.
 
 The endpoint format has no tooltip field (shields.io rejects unknown keys), so the tooltip
 is the Markdown image title: ``badge.md`` (``markdown``) carries the implementation and the
@@ -20,21 +20,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from dsh_conformance.outcomes import FAILING
-
 
 def badge(report: Mapping[str, Any]) -> dict[str, Any]:
-    """The endpoint JSON for a report as ``reporting.jsonreport`` renders it."""
-    musts = [r for r in report.get("requirements", []) if r.get("level") == "MUST"]
-    passing = sum(r.get("status") == "pass" for r in musts)
-    totals = report.get("totals", {}) or {}
-    problems = report.get("problems") or []
-    failed = (
-        bool(problems)
-        or bool(report.get("truncated"))
-        or bool(report.get("expectation_problems"))
-        or any(totals.get(str(outcome)) for outcome in FAILING)
-    )
+    """The endpoint JSON for a report as ``reporting.jsonreport`` renders it: the seed
+    conformance verdict (D-210, D-214), never the gate: a manifest cannot colour it."""
+    problems = [p for p in report.get("problems") or [] if p.get("code") != "suite-problem"]
     profile = str(report.get("header", {}).get("spec_profile", "seed"))
     label = "dsh-conformance" + ("" if profile == "seed" else f" ({profile})")
     if problems:
@@ -45,9 +35,34 @@ def badge(report: Mapping[str, Any]) -> dict[str, Any]:
     elif report.get("truncated"):
         message, color = "incomplete run", "red"
     else:
-        message = f"{passing}/{len(musts)} MUST"
-        color = "red" if failed else ("brightgreen" if passing == len(musts) else "yellow")
+        failing, passing, gating = _seed_counts(report)
+        if failing:
+            message, color = f"FAIL: {failing} of {gating} MUST failing", "red"
+        elif passing < gating:
+            message, color = f"pass on {passing} of {gating} MUST judged", "yellow"
+        else:
+            message, color = f"{passing}/{gating} MUST", "brightgreen"
     return {"schemaVersion": 1, "label": label, "message": message, "color": color}
+
+
+def _seed_counts(report: Mapping[str, Any]) -> tuple[int, int, int]:
+    """(failing, passing, all) seed MUSTs: the report's seed verdict, or for a report of
+    an older version its MUST rows (an expected failure fails, D-210)."""
+    judged = ((report.get("verdicts") or {}).get("seed") or {}).get("judged")
+    if isinstance(judged, Mapping):
+        return (
+            int(judged.get("failing", 0)),
+            int(judged.get("passing", 0)),
+            int(judged.get("requirements", 0)),
+        )
+    musts = [
+        r
+        for r in report.get("requirements", [])
+        if r.get("level") == "MUST" and r.get("verdict", "seed") == "seed"
+    ]
+    failing = sum(r.get("status") in ("fail", "xfail") for r in musts)
+    passing = sum(r.get("status") in ("pass", "review") for r in musts)
+    return failing, passing, len(musts)
 
 
 def tooltip(report: Mapping[str, Any]) -> str:

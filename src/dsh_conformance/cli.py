@@ -482,7 +482,7 @@ def _finish_run(
     code = run_exit_status(record, fail_on)
     if received is not None and code in (0, EX_FAILURES):
         code = EX_INTERRUPTED  # a signal after the last test: still not a clean run
-    settle_exit_status(record_path, code)  # the footer says what the command exits with
+    settle_exit_status(record_path, code, fail_on)  # the footer says what the command exits with
     record = load_record(record_path)
     _print_record(record, fmt, out)
     if report_dir is not None:

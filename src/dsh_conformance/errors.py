@@ -22,8 +22,16 @@ EX_INTERRUPTED: Final = 130  # a signal (Ctrl-C, SIGTERM, SIGHUP) ended the run
 
 #: The exit-status table, printed by ``--help`` and documented in docs/harness.md.
 EXIT_STATUSES: Final = (
-    (EX_OK, "success: the run is complete and conforms (summary, diff: no failure)"),
-    (EX_FAILURES, "failures, unexpected passes or stale expectations; diff: new failures"),
+    (
+        EX_OK,
+        "success: the run is complete and its gate passes (within its manifest; with no "
+        "manifest, it conforms); diff: no move to worse",
+    ),
+    (
+        EX_FAILURES,
+        "the gate fails: unexpected failures or passes, stale expectations, an adapter "
+        "that broke, a suite problem; diff: a test moved to worse",
+    ),
     (EX_USAGE, "usage: an unknown option or a bad option value"),
     (
         EX_INCOMPLETE,

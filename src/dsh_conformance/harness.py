@@ -31,6 +31,7 @@ from dsh_conformance.outcomes import (
     classify_failure,
     classify_skip,
     fault_of,
+    unreadable_of,
 )
 from dsh_conformance.record import RecordWriter, TestResult
 
@@ -38,6 +39,9 @@ if TYPE_CHECKING:
     from dsh_conformance.adapters.expectations import Entry, Manifest
 
 GUARD_KEY = pytest.StashKey[FaultGuard]()
+#: Every kind of footer ``expectation_problems`` item the harness writes: the record
+#: schema allows exactly these (tests/test_record_schema.py, D-215).
+PROBLEM_KINDS = ("stale", "unexpected-pass", "blame-not-cited")
 #: Longest failure text kept in the record per test.
 LONGREPR_LIMIT = 8000
 #: Longest message kept in the record per test (reports show it whole: D-179).
@@ -464,6 +468,11 @@ class HarnessPlugin:
                     text = f"{broke.kind} (request in flight: {shown}): {broke.message}"
                 state.message = _short(text, MESSAGE_LIMIT)
                 state.longrepr = _short(f"{text}\n\n{state.longrepr}", LONGREPR_LIMIT)
+            unreadable = unreadable_of(exc) if exc is not None and broke is None else None
+            if unreadable is not None:  # a protocol problem of the run, not a requirement's
+                self._unreadable(state, unreadable)
+            if outcome in (Outcome.CRASH, Outcome.TIMEOUT, Outcome.PROTOCOL):
+                state.blame = ()  # the adapter broke: no requirement is blamed (D-212)
         entry = meta.entry
         if entry is not None and entry.status == "xfail":
             if outcome in FAILING:
@@ -477,6 +486,32 @@ class HarnessPlugin:
                 report.longrepr = f"[XPASS(strict)] expected to fail ({entry.id}: {entry.reason})"
                 state.message = f"unexpected pass: the manifest says {entry.id} fails"
         state.outcome = outcome
+
+    @staticmethod
+    def _unreadable(state: _Progress, unreadable: Any) -> None:
+        """A result the check could not read: the op, its arguments, the result, why."""
+        from dsh_conformance.reporting.escape import json_text, show_value
+
+        shown = {
+            "op": str(unreadable.op),
+            # ``args`` is BaseException's tuple on the shared class: prefer ``arguments``
+            "args": getattr(unreadable, "arguments", unreadable.args),
+            "result": unreadable.result,
+            "reason": str(unreadable.reason),
+        }
+        try:
+            state.request = json_text(shown)
+        except (TypeError, ValueError):
+            state.request = json_text(
+                {**shown, "args": repr(shown["args"]), "result": repr(shown["result"])}
+            )
+        text = (
+            f"protocol: the result of {unreadable.op} cannot be read: {unreadable.reason} "
+            f"(args {show_value(unreadable.args, REQUEST_SHOWN)}, "
+            f"result {show_value(unreadable.result, REQUEST_SHOWN)})"
+        )
+        state.message = _short(text, MESSAGE_LIMIT)
+        state.longrepr = _short(f"{text}\n\n{state.longrepr}", LONGREPR_LIMIT)
 
     def _explain(self, meta: ItemMeta, blame: Sequence[str]) -> str:
         """Which requirement failed, how it is judged, and the command that replays it."""
@@ -560,6 +595,7 @@ class HarnessPlugin:
             message=state.message,
             detail=state.detail,
             expectation=entry.id if entry is not None else "",
+            expectation_reason=entry.reason if entry is not None else "",
             longrepr=state.longrepr if outcome in FAILING or state.detail else "",
             blame=state.blame if outcome in FAILING or state.detail else (),
             request=state.request if outcome in FAILING or state.detail else "",

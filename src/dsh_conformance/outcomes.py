@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Final
 
-from dsh_conformance.adapters.contract import AdapterFault, ImplementationError
+from dsh_conformance.adapters.contract import AdapterFault, ImplementationError, UnreadableResult
 
 
 class Outcome(StrEnum):
@@ -21,6 +21,7 @@ class Outcome(StrEnum):
     ERROR = "error"  #: a typed error where a result was expected (caught by the adapter)
     CRASH = "crash"  #: the adapter broke: exit, garbage, protocol violation (uncaught)
     TIMEOUT = "timeout"  #: no reply within the per-call timeout
+    PROTOCOL = "protocol"  #: a result the check could not read (``UnreadableResult``)
     UNSUPPORTED = "unsupported"  #: the implementation does not declare the capability
     XFAIL = "xfail"  #: failed, as the expectation manifest says it would
     XPASS = "xpass"  #: passed although the manifest says it fails (fails the run)
@@ -29,8 +30,21 @@ class Outcome(StrEnum):
 
 #: Outcomes that make a run fail.
 FAILING: Final = frozenset(
-    {Outcome.FAIL, Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.XPASS}
+    {
+        Outcome.FAIL,
+        Outcome.ERROR,
+        Outcome.CRASH,
+        Outcome.TIMEOUT,
+        Outcome.PROTOCOL,
+        Outcome.XPASS,
+    }
 )
+#: The adapter or the protocol broke, not the implementation's behaviour: such a test
+#: blames no requirement (a run problem, D-212), whatever it cites.
+BROKE: Final = frozenset({Outcome.CRASH, Outcome.TIMEOUT, Outcome.PROTOCOL})
+#: What the implementation did wrong: a failed check or a typed error where a result was
+#: due.  Conformance counts these whether or not a manifest expected them (D-210).
+MISBEHAVED: Final = frozenset({Outcome.FAIL, Outcome.ERROR})
 #: Outcomes of tests that ran against a capability the implementation declares.
 APPLICABLE: Final = frozenset(
     {
@@ -39,6 +53,7 @@ APPLICABLE: Final = frozenset(
         Outcome.ERROR,
         Outcome.CRASH,
         Outcome.TIMEOUT,
+        Outcome.PROTOCOL,
         Outcome.XFAIL,
         Outcome.XPASS,
     }
@@ -47,6 +62,7 @@ APPLICABLE: Final = frozenset(
 SEVERITY: Final = (
     Outcome.CRASH,
     Outcome.TIMEOUT,
+    Outcome.PROTOCOL,
     Outcome.ERROR,
     Outcome.FAIL,
     Outcome.XPASS,
@@ -82,6 +98,8 @@ def classify_failure(exc: BaseException, fault: AdapterFault | None = None) -> O
     fault = fault or next((e for e in chain if isinstance(e, AdapterFault)), None)
     if fault is not None:
         return Outcome.TIMEOUT if fault.kind == "timeout" else Outcome.CRASH
+    if any(isinstance(e, UnreadableResult) for e in chain):
+        return Outcome.PROTOCOL
     if any(isinstance(e, ImplementationError) for e in chain):
         return Outcome.ERROR
     return Outcome.FAIL
@@ -94,6 +112,18 @@ def fault_of(exc: BaseException, fault: AdapterFault | None = None) -> AdapterFa
     if fault is not None:
         return fault
     return next((e for e in _walk(exc, set()) if isinstance(e, AdapterFault)), None)
+
+
+def unreadable_of(exc: BaseException) -> UnreadableResult | None:
+    """The first ``UnreadableResult`` in *exc*'s chain or groups, if any."""
+    return next((e for e in _walk(exc, set()) if isinstance(e, UnreadableResult)), None)
+
+
+def broke(outcome: Outcome, detail: str = "") -> bool:
+    """Whether a test with *outcome* (``detail``: the raw outcome behind an xfail) ended
+    because the adapter or protocol broke: it judges no requirement (D-212)."""
+    raw = Outcome(detail) if outcome is Outcome.XFAIL and detail else outcome
+    return raw in BROKE
 
 
 def classify_skip(reason: str) -> Outcome:

@@ -19,7 +19,7 @@ from attrs import field, frozen
 
 from dsh_conformance.errors import RecordError
 from dsh_conformance.model import jsstr
-from dsh_conformance.outcomes import FAILING, Outcome
+from dsh_conformance.outcomes import FAILING, MISBEHAVED, Outcome, broke
 
 FORMAT: Final = "dsh-conformance-record"
 FORMAT_VERSION: Final = 1
@@ -57,18 +57,37 @@ class TestResult:
     #: Reviews the test asked for (checks.review, D-199): requirement, sha256, text,
     #: sentence, hints, and ``review`` ({by, why}) when the host's manifest records one.
     reviews: tuple[Mapping[str, Any], ...] = field(default=(), converter=_maps)
+    #: The manifest entry's ``reason`` when an entry applied (D-211), else empty.
+    expectation_reason: str = ""
 
     @property
     def failed(self) -> bool:
         """Whether the test failed (an ``xfail`` failed too, as its manifest said)."""
-        return self.outcome in FAILING or bool(self.detail)
+        return self.outcome in FAILING or self.outcome is Outcome.XFAIL or bool(self.detail)
+
+    @property
+    def broke(self) -> bool:
+        """The adapter or protocol broke (crash, timeout, unreadable result), expected or
+        not: the test judges no requirement (D-212)."""
+        return broke(self.outcome, self.detail)
+
+    @property
+    def misbehaved(self) -> bool:
+        """The implementation failed a check or answered a typed error where a result was
+        due, whether or not a manifest expected it: what conformance counts (D-210)."""
+        if self.outcome is Outcome.XFAIL:  # a bare xfail (no raw outcome) failed
+            return not self.detail or Outcome(self.detail) in MISBEHAVED
+        return self.outcome in MISBEHAVED
 
     def judges(self, requirement: str) -> bool:
         """Whether this result says anything about *requirement*.
 
         A failed test judges only what it blames: a requirement it cites but whose
         check never ran (an earlier check failed) is neither passed nor failed by it.
+        A test the adapter broke judges nothing (D-212).
         """
+        if self.broke:
+            return False
         return not (self.failed and self.blame) or requirement in self.blame
 
     def to_json(self) -> dict[str, Any]:
@@ -81,7 +100,7 @@ class TestResult:
             "duration": round(self.duration, 6),
             "message": self.message,
         }
-        for key in ("detail", "expectation", "longrepr"):
+        for key in ("detail", "expectation", "expectation_reason", "longrepr"):
             if getattr(self, key):
                 data[key] = getattr(self, key)
         if self.blame:
@@ -103,6 +122,7 @@ class TestResult:
             message=str(data.get("message", "")),
             detail=str(data.get("detail", "")),
             expectation=str(data.get("expectation", "")),
+            expectation_reason=str(data.get("expectation_reason", "")),
             longrepr=str(data.get("longrepr", "")),
             blame=[str(r) for r in data.get("blame", [])],
             request=_request_text(data.get("request")),
@@ -133,10 +153,14 @@ class RunRecord:
 
     @property
     def adapter_label(self) -> str:
+        """What ran, for titles: a multi-package implementation is named by its
+        components' versions, never by one package's version (D-217)."""
         adapter = self.header.get("adapter", {})
         impl = adapter.get("implementation", {})
         name = impl.get("name") or adapter.get("name") or "?"
         version = impl.get("version")
+        if self.components:
+            return f"{name} [{components_short(self.components)}]"
         return f"{name} {version}" if version else str(name)
 
     @property
@@ -179,6 +203,12 @@ class RunRecord:
     def expectation_problems(self) -> list[dict[str, Any]]:
         return list((self.footer or {}).get("expectation_problems", []))
 
+    @property
+    def suite_problems(self) -> list[dict[str, Any]]:
+        """What the harness could not write as it meant to (D-215): each a visible
+        problem of the run, never a record the suite refuses."""
+        return list((self.footer or {}).get("suite_problems", []))
+
     def by_nodeid(self) -> dict[str, TestResult]:
         return {t.nodeid: t for t in self.tests}
 
@@ -192,19 +222,45 @@ def components_text(components: Mapping[str, str]) -> str:
     return "; ".join(f"{', '.join(names)} {version}" for version, names in ordered)
 
 
+def components_short(components: Mapping[str, str]) -> str:
+    """``components`` in a title's room: a version shared by more than two packages is
+    counted (``14 packages 0.1.0-rc.7``), the others are named without their scope."""
+    groups: dict[str, list[str]] = {}
+    for name, version in sorted(components.items()):
+        groups.setdefault(version, []).append(name.rpartition("/")[2])
+    ordered = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
+    return "; ".join(
+        f"{len(names)} packages {version}" if len(names) > 2 else f"{', '.join(names)} {version}"
+        for version, names in ordered
+    )
+
+
 class RecordWriter:
-    """Append records to a JSON Lines file, one flushed line at a time."""
+    """Append records to a JSON Lines file, one flushed line at a time.
+
+    Every line is checked against the record schema before it is written (D-215): a
+    field the schema refuses is left out and named in the footer's ``suite_problems``,
+    so the suite never writes a record it would refuse to read.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] = self.path.open("w", encoding="utf-8", newline="\n")
         self.totals: Counter[str] = Counter()
+        self.problems: list[dict[str, str]] = []
 
     def write(self, data: Mapping[str, Any]) -> None:
         from dsh_conformance.reporting.escape import json_text
 
-        self._file.write(json_text(data) + "\n")
+        line, dropped = conform(data)
+        where = str(data.get("nodeid") or data.get("type"))
+        self.problems += [
+            {"code": "record-field-dropped", "message": f"{where}: {what}"} for what in dropped
+        ]
+        if line.get("type") == "footer" and self.problems:
+            line = {**line, "suite_problems": list(line.get("suite_problems", [])) + self.problems}
+        self._file.write(json_text(line) + "\n")
         self._file.flush()
 
     def header(self, data: Mapping[str, Any]) -> None:
@@ -270,6 +326,50 @@ def _validators() -> dict[str, Any]:
     }
 
 
+@cache
+def _required(kind: str) -> frozenset[str]:
+    from dsh_conformance.spec import schema
+
+    return frozenset(schema("record.json")["$defs"][kind]["required"])
+
+
+def conform(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """*data* made to follow the record schema: each field (or list item) the schema
+    refuses is left out, and named in the list returned (D-215).  A line that still
+    breaks the schema (a required field is wrong) is written as it is: ``load_record``
+    then names it, and the harness is at fault."""
+    from dsh_conformance.reporting.escape import json_text
+
+    line = dict(data)
+    kind = line.get("type")
+    dropped: list[str] = []
+    if kind not in ("header", "test", "footer"):
+        return line, dropped
+    for _ in range(50):
+        try:  # the schema judges the JSON the line becomes, not Python values
+            plain = jsstr.parse(json_text(line))
+        except (TypeError, ValueError):
+            return line, dropped
+        error = next(iter(_validators()[kind].iter_errors(plain)), None)
+        if error is None or not error.absolute_path:
+            return line, dropped
+        path = list(error.absolute_path)
+        key = path[0]
+        required = _required(str(kind))
+        at = "/".join(str(p) for p in path)
+        if len(path) >= 2 and isinstance(line.get(key), list) and isinstance(path[1], int):
+            items = list(line[key])
+            dropped.append(f"{at} left out ({error.message[:300]})")
+            del items[path[1]]
+            line[key] = items
+        elif key not in required:
+            dropped.append(f"{key} left out ({error.message[:300]})")
+            del line[key]
+        else:
+            return line, dropped
+    return line, dropped
+
+
 def check_line(data: Any, where: str) -> dict[str, Any]:
     """Validate one record line against spec/schemas/record.json (``RecordError``)."""
     if not isinstance(data, dict) or data.get("type") not in ("header", "test", "footer"):
@@ -289,9 +389,10 @@ def check_line(data: Any, where: str) -> dict[str, Any]:
     return data
 
 
-def settle_exit_status(path: Path, status: int) -> None:
+def settle_exit_status(path: Path, status: int, fail_on: str | None = None) -> None:
     """Make the footer of the record at *path* say the exit status the command really
-    ends with (D-176): the CLI judges the run after pytest wrote the footer."""
+    ends with (D-176), and the ``--fail-on`` it was gated by (every report shows that
+    gate, D-211): the CLI judges the run after pytest wrote the footer."""
     text = path.read_text(encoding="utf-8")
     body, sep, last = text.rstrip("\n").rpartition("\n")
     try:
@@ -300,11 +401,13 @@ def settle_exit_status(path: Path, status: int) -> None:
         return
     if not isinstance(footer, dict) or footer.get("type") != "footer":
         return
-    if footer.get("exit_status") == status:
+    if footer.get("exit_status") == status and footer.get("fail_on", fail_on) == fail_on:
         return
     from dsh_conformance.reporting.escape import json_text
 
     footer["exit_status"] = status
+    if fail_on is not None:
+        footer["fail_on"] = fail_on
     new = body + sep + json_text(footer) + "\n"
     temporary = path.with_name(path.name + ".settle")
     temporary.write_text(new, encoding="utf-8", newline="\n")

@@ -75,6 +75,58 @@ def _answers(adapter: Adapter, capability: str, names: list[str]) -> Check:
     return Check(f"{capability} ops", "ok", f"{len(names)} operation(s) answer")
 
 
+def _named(impl: Any) -> str:
+    """The implementation by its components' versions when it reports them (D-217)."""
+    from dsh_conformance.record import components_short
+
+    components = dict(getattr(impl, "component_versions", {}) or {})
+    if components:
+        return f"{impl.name} [{components_short(components)}]"
+    return f"{impl.name} {impl.version}".strip()
+
+
+def capability_checks(declared: frozenset[str]) -> list[Check]:
+    """The declared capabilities, unknown names with the near miss they may mean, and the
+    coverage the undeclared ones cost: seed MUSTs no test can judge (D-216)."""
+    import difflib
+
+    from dsh_conformance.spec import load_catalog
+
+    unknown = sorted(declared - set(CAPABILITIES))
+    guesses = []
+    for name in unknown:
+        near = difflib.get_close_matches(name, list(CAPABILITIES), n=1, cutoff=0.6)
+        guesses.append(f"{name} (did you mean {near[0]}?)" if near else name)
+    text = ", ".join(sorted(declared)) or "none"
+    checks = [
+        Check(
+            "capabilities",
+            "note" if unknown else "ok",
+            text + (f"; unknown, so ignored: {', '.join(guesses)}" if unknown else ""),
+        )
+    ]
+    musts = [
+        r for r in load_catalog().requirements.values() if r.level == "MUST" and r.verdict == "seed"
+    ]
+    lost = {
+        cap: sum(r.capability == cap for r in musts) for cap in CAPABILITIES if cap not in declared
+    }
+    lost = {cap: n for cap, n in lost.items() if n}
+    if lost:
+        parts = ", ".join(f"{cap} {n}" for cap, n in sorted(lost.items(), key=lambda i: -i[1]))
+        checks.append(
+            Check(
+                "coverage",
+                "note",
+                f"{sum(lost.values())} of {len(musts)} seed MUSTs cannot be judged: their "
+                f"capability is not declared (seed MUSTs per capability: {parts})",
+            )
+        )
+    else:
+        checks.append(Check("coverage", "ok", f"every capability of the {len(musts)} seed MUSTs"))
+    return checks
+
+
 def smoke_checks(adapter_name: str, *, timeout: float = 10.0) -> list[Check]:
     from dsh_conformance.adapters.registry import resolve
 
@@ -96,19 +148,11 @@ def smoke_checks(adapter_name: str, *, timeout: float = 10.0) -> list[Check]:
             Check(
                 "handshake",
                 "ok",
-                f"{impl.name} {impl.version} ({impl.language}), protocol {handshake.protocol}, "
+                f"{_named(impl)} ({impl.language}), protocol {handshake.protocol}, "
                 f"{elapsed:.0f} ms",
             )
         )
-        unknown = sorted(handshake.capabilities - set(CAPABILITIES))
-        declared = ", ".join(sorted(handshake.capabilities)) or "none"
-        checks.append(
-            Check(
-                "capabilities",
-                "note" if unknown else "ok",
-                declared + (f" (unknown: {', '.join(unknown)})" if unknown else ""),
-            )
-        )
+        checks += capability_checks(handshake.capabilities)
         checks += [Check("protocol", "note", n) for n in smoke_notices(handshake)]  # D-292
         for capability, (op, args, shape, expected) in BASIC.items():
             if capability not in handshake.capabilities:

@@ -1,11 +1,13 @@
-"""Regression diff between two runs: new failures, fixes, newly skipped tests.
+"""Regression diff between two runs: every move to worse, test by test (D-213).
 
-A CI gate: ``dsh-conformance diff BASELINE NEW`` exits non-zero on new failures.  Two more
-things a host tracking upstream releases needs (D-189): which implementation components
-changed version, and *changed failures*: a test failing (or xfail) on both sides for
-another reason (another blamed requirement, another error code, or another normalised
-first line of its message), which an outcome comparison calls "no change" although a
-whole-test xfail entry may now hide a new defect.
+A CI gate: ``dsh-conformance diff BASELINE NEW`` exits 1 on any move to worse of a test
+judging a requirement ``--fail-on`` selects, and names the requirement ids: pass (or
+absent) → a failure, expected by a manifest or not; pass → unsupported or skipped
+(coverage lost); a failure → a failure for another or an added reason (another blamed
+requirement, another error code anywhere in the message, or, between runs with the same
+seed, another message); a crash, timeout or unreadable result.  A manifest never hides a
+move: outcomes are compared as the implementation produced them (an ``xfail``'s raw
+outcome).  Which implementation components changed version is listed too (D-189).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any, Final
 
 from attrs import frozen
 
-from dsh_conformance.outcomes import APPLICABLE, FAILING, Outcome
+from dsh_conformance.outcomes import APPLICABLE, BROKE, FAILING, Outcome
 from dsh_conformance.record import RunRecord, TestResult
 from dsh_conformance.reporting.escape import for_markdown_cell
 from dsh_conformance.reporting.summary import requirement_rows, verdicts
@@ -30,6 +32,11 @@ class Change:
     #: for a changed failure: what changed (``blame``, ``code``, ``message``) and the old
     #: and new value of each, e.g. ``("code", "DSH_X", "DSH_Y")``
     reasons: tuple[tuple[str, str, str], ...] = ()
+    #: the requirements the move is about: what the new failure blames, or what a test
+    #: that lost coverage cites
+    requirements: tuple[str, ...] = ()
+    #: for a move to worse: ``new failure``, ``coverage lost``, ``changed failure``
+    kind: str = ""
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -38,6 +45,9 @@ class Change:
             "new": self.new,
             "message": self.message,
         }
+        if self.kind:
+            data["kind"] = self.kind
+            data["requirements"] = list(self.requirements)
         if self.reasons:
             data["changed"] = [{"what": w, "old": o, "new": n} for w, o, n in self.reasons]
         return data
@@ -51,11 +61,25 @@ _SPACE: Final = re.compile(r"\s+")
 _FAILED: Final = FAILING | {Outcome.XFAIL}
 
 
+#: Lines of a failure message that vary between identical runs (Hypothesis' notes).
+_NOISE: Final = re.compile(
+    r"^\s*(Falsifying|Trying|You can reproduce|@reproduce_failure|Explanation:|"
+    r"\(and \d+ more|Highest target)",
+)
+
+
 def normalised_message(message: str) -> str:
-    """The first line of a failure message without what varies between identical runs
-    (object addresses, runs of whitespace): the part a changed failure is judged on."""
-    first = message.strip().splitlines()[0] if message.strip() else ""
-    return _SPACE.sub(" ", _ADDRESS.sub("0x…", first)).strip()
+    """A whole failure message without what varies between identical runs (object
+    addresses, runs of whitespace, Hypothesis' example notes): every line of it, so a
+    second reason after an unchanged first line is a change (D-213)."""
+    lines = []
+    for line in message.strip().splitlines():
+        if _NOISE.match(line):
+            continue
+        text = _SPACE.sub(" ", _ADDRESS.sub("0x…", line)).strip()
+        if text:
+            lines.append(text)
+    return " ⏎ ".join(lines)
 
 
 def _codes(message: str) -> str:
@@ -63,7 +87,8 @@ def _codes(message: str) -> str:
 
 
 def failure_change(old: TestResult, new: TestResult) -> tuple[tuple[str, str, str], ...]:
-    """How the failure of *old* differs from that of *new* (both failing or xfail)."""
+    """How the failure of *old* differs from that of *new* (both failing or xfail): the
+    whole failure set, each blamed requirement, each error code, every message line."""
     out = []
     was, now = " ".join(sorted(old.blame)), " ".join(sorted(new.blame))
     if was != now:
@@ -73,6 +98,70 @@ def failure_change(old: TestResult, new: TestResult) -> tuple[tuple[str, str, st
     if normalised_message(old.message) != normalised_message(new.message):
         out.append(("message", normalised_message(old.message), normalised_message(new.message)))
     return tuple(out)
+
+
+def _raw(test: TestResult) -> Outcome:
+    """What the implementation did, whatever a manifest expected: an xfail's outcome."""
+    if test.outcome is Outcome.XFAIL:
+        return Outcome(test.detail) if test.detail else Outcome.FAIL
+    return test.outcome
+
+
+def _rank(outcome: Outcome) -> int:
+    """2 judged and passing, 1 not judged (unsupported, skipped), 0 failing."""
+    if outcome in (Outcome.PASS, Outcome.XPASS):
+        return 2
+    if outcome in (Outcome.UNSUPPORTED, Outcome.SKIPPED):
+        return 1
+    return 0
+
+
+def _same_examples(old: RunRecord, new: RunRecord) -> bool:
+    """Whether two runs drew the same examples: the same seed, profile and suite, so a
+    reworded failure message is the implementation's doing, not another example's."""
+
+    def key(record: RunRecord) -> tuple[object, ...]:
+        hyp = record.header.get("hypothesis") or {}
+        return (hyp.get("seed"), hyp.get("profile"), record.header.get("suite_version"))
+
+    return key(old) == key(new) and key(old)[0] is not None
+
+
+def worse_move(prior: TestResult | None, test: TestResult, *, same_examples: bool) -> Change | None:
+    """The move of one test to worse between two runs, or None (D-213)."""
+    was = _raw(prior) if prior is not None else None
+    now = _raw(test)
+    old = str(prior.outcome) if prior is not None else "absent"
+    blamed = tuple(test.blame or test.requirements)
+    if _rank(now) == 0 and (was is None or _rank(was) > 0):
+        return Change(test.nodeid, old, str(test.outcome), test.message, (), blamed, "new failure")
+    if was is not None and _rank(was) == 2 and _rank(now) == 1:
+        return Change(
+            test.nodeid,
+            old,
+            str(test.outcome),
+            test.message,
+            (),
+            test.requirements,
+            "coverage lost",
+        )
+    if prior is not None and was is not None and _rank(was) == 0 and _rank(now) == 0:
+        reasons = failure_change(prior, test)
+        if not same_examples:
+            reasons = tuple(r for r in reasons if r[0] != "message")
+        if now in BROKE and was not in BROKE:
+            reasons += (("outcome", str(was), str(now)),)
+        if reasons:
+            return Change(
+                test.nodeid,
+                old,
+                str(test.outcome),
+                test.message,
+                reasons,
+                blamed,
+                "changed failure",
+            )
+    return None
 
 
 @frozen
@@ -90,10 +179,33 @@ class RunDiff:
     changed_failures: tuple[Change, ...] = ()
     #: (package, old version, new version) of every component that changed ("absent")
     components: tuple[tuple[str, str, str], ...] = ()
+    #: every move to worse, test by test (D-213): new failures (expected or not),
+    #: coverage lost, changed failures
+    worse: tuple[Change, ...] = ()
 
     @property
     def regressed(self) -> bool:
-        return bool(self.new_failures) or any(_gating(c) for c in self.changed_failures)
+        return bool(self.worse)
+
+    def regressions(self, gate: str = "all") -> tuple[Change, ...]:
+        """The moves to worse that *gate* (summary.GATES) counts: those about a
+        requirement of the selected verdicts, or about none of the catalog's; a crash,
+        timeout or unreadable result always counts."""
+        from dsh_conformance.reporting.gate import gated_ids, known_ids
+
+        gated, known = gated_ids(gate), known_ids()
+        return tuple(
+            c
+            for c in self.worse
+            if c.new in {str(o) for o in BROKE}
+            or set(c.requirements) & gated
+            or not set(c.requirements) & known
+        )
+
+    def regressed_ids(self, gate: str = "all") -> tuple[str, ...]:
+        """The requirement ids the gated moves to worse are about, sorted."""
+        ids = {r for c in self.regressions(gate) for r in c.requirements}
+        return tuple(sorted(ids))
 
     def to_json(self) -> dict[str, Any]:
         def changes(items: tuple[Change, ...]) -> list[dict[str, Any]]:
@@ -101,6 +213,8 @@ class RunDiff:
 
         return {
             "components": [{"name": n, "old": o, "new": v} for n, o, v in self.components],
+            "worse": changes(self.worse),
+            "regressed_ids": list(self.regressed_ids()),
             "new_failures": changes(self.new_failures),
             "changed_failures": changes(self.changed_failures),
             "fixed": changes(self.fixed),
@@ -121,12 +235,10 @@ class RunDiff:
         }
 
     def regressed_on(self, gate: str) -> bool:
-        """Whether NEW fails *gate* (summary.GATES) on an id OLD did not: the same verdicts
-        and levels as ``summary.gate_failed``; a new crash or timeout always regresses."""
-        if any(c.new in ("crash", "timeout") for c in self.new_failures):
+        """Whether a test moved to worse on a requirement *gate* (summary.GATES) selects,
+        even one that already failed; a verdict newly failing regresses too."""
+        if self.regressions(gate):
             return True
-        if any(_gating(c) for c in self.changed_failures):
-            return True  # another requirement blamed, or another error code (D-189)
         fresh = {name: (failing, warning) for name, _, _, failing, warning in self.verdicts}
         seed_failing, seed_warning = fresh.get("seed", ((), ()))
         profile_failing, _ = fresh.get("profile", ((), ()))
@@ -135,12 +247,6 @@ class RunDiff:
             or (gate in ("seed-should", "all") and seed_warning)
             or (gate in ("profile", "all") and profile_failing)
         )
-
-
-def _gating(change: Change) -> bool:
-    """A changed failure regresses when it blames another requirement or fails with
-    another code; a reworded message alone is reported, not gated."""
-    return any(what in ("blame", "code") for what, _, _ in change.reasons)
 
 
 def component_changes(old: RunRecord, new: RunRecord) -> tuple[tuple[str, str, str], ...]:
@@ -156,23 +262,28 @@ def diff(old: RunRecord, new: RunRecord) -> RunDiff:
     before, after = old.by_nodeid(), new.by_nodeid()
     new_failures, fixed, skipped, added, removed = [], [], [], [], []
     changed_failures = []
+    same = _same_examples(old, new)
+    worse = []
     for nodeid, test in after.items():
         prior = before.get(nodeid)
+        move = worse_move(prior, test, same_examples=same)
+        if move is not None:
+            worse.append(move)
         change = Change(
             nodeid, str(prior.outcome) if prior else "absent", str(test.outcome), test.message
         )
         if prior is None:
             added.append(change)
-            if test.outcome in FAILING:
+            if test.outcome in _FAILED:
                 new_failures.append(change)
-        elif test.outcome in FAILING and prior.outcome not in FAILING:
-            new_failures.append(change)
+        elif test.outcome in _FAILED and prior.outcome not in _FAILED:
+            new_failures.append(change)  # pass -> xfail too: a manifest hides no move
         elif prior.outcome in FAILING | {Outcome.XFAIL} and test.outcome is Outcome.PASS:
             fixed.append(change)
         elif prior.outcome in APPLICABLE and test.outcome not in APPLICABLE:
             skipped.append(change)
         elif prior.outcome in _FAILED and test.outcome in _FAILED:
-            reasons = failure_change(prior, test)
+            reasons = failure_change(prior, test)  # reported whole; gated in ``worse``
             if reasons:
                 changed_failures.append(
                     Change(nodeid, str(prior.outcome), str(test.outcome), test.message, reasons)
@@ -203,6 +314,7 @@ def diff(old: RunRecord, new: RunRecord) -> RunDiff:
         tuple(changed),
         tuple(changed_failures),
         component_changes(old, new),
+        tuple(worse),
     )
 
 
@@ -211,10 +323,17 @@ def render_markdown(result: RunDiff, old: RunRecord, new: RunRecord) -> str:
         f"## dsh-conformance diff: {for_markdown_cell(old.adapter_label)} → "
         f"{for_markdown_cell(new.adapter_label)}",
         "",
-        f"- {len(result.new_failures)} new failures, {len(result.fixed)} fixed, "
-        f"{len(result.newly_skipped)} newly skipped, {len(result.added)} added, "
+        f"- {len(result.new_failures)} new failures (expected or not), {len(result.fixed)} "
+        f"fixed, {len(result.newly_skipped)} newly skipped, {len(result.added)} added, "
         f"{len(result.removed)} removed, {len(result.changed_failures)} changed failures",
     ]
+    regressed = result.regressed_ids()
+    lines.append(
+        f"- **{len(result.worse)} moves to worse**"
+        + (f", on {', '.join(regressed)}" if regressed else "")
+        if result.worse
+        else "- no test moved to worse"
+    )
     if result.components:
         lines.append(
             "- components changed: "
@@ -231,6 +350,24 @@ def render_markdown(result: RunDiff, old: RunRecord, new: RunRecord) -> str:
         lines.append(
             f"- {title}: {was} → {now}" + (f" (newly failing: {', '.join(fresh)})" if fresh else "")
         )
+    if result.worse:
+        lines += [
+            "",
+            "### Moves to worse (what the gate sees)",
+            "",
+            "| test | was | now | kind | requirements | what changed |",
+            "|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| `{for_markdown_cell(c.nodeid, 200)}` | {c.old} | {c.new} | {c.kind} "
+            f"| {', '.join(c.requirements)} | "
+            + "<br>".join(
+                f"{what}: {for_markdown_cell(o or '—', 300)} → {for_markdown_cell(n or '—', 300)}"
+                for what, o, n in c.reasons
+            )
+            + " |"
+            for c in result.worse
+        ]
     sections = (
         ("New failures", result.new_failures),
         ("Fixed", result.fixed),

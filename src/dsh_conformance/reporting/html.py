@@ -13,6 +13,7 @@ from typing import Final
 from dsh_conformance.outcomes import FAILING
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import for_html
+from dsh_conformance.reporting.judgement import judge
 from dsh_conformance.reporting.summary import (
     STATUS_ORDER,
     RequirementRow,
@@ -23,7 +24,6 @@ from dsh_conformance.reporting.summary import (
     review_items,
     review_state,
     run_problems,
-    verdicts,
 )
 
 _STYLE: Final = """
@@ -70,20 +70,38 @@ def _overview(records: Sequence[RunRecord]) -> str:
     """What a reader needs first: totals, both verdicts and the failures of each run."""
     parts = []
     for record in records:
-        rows = requirement_rows(record)
+        judgement = judge(record)
         share = compliance(record)
         totals = ", ".join(f"{n} {o}" for o, n in sorted(record.totals().items()))
         cells = "".join(
             f'<tr><td>{for_html(v.title)}</td><td class="{"ok" if v.passed else "bad"}">'
-            f"{for_html(v.label)}</td><td>{v.total} requirements"
+            f"{for_html(v.headline)}</td><td>{v.total} requirements"
             + (
                 f"; failing: {for_html(', '.join(v.failing + v.warnings))}"
                 if v.failing or v.warnings
                 else ""
             )
+            + (
+                f"; not judged (adapter unreliable): {for_html(', '.join(v.unreliable))}"
+                if v.unreliable
+                else ""
+            )
             + "</td></tr>"
-            for v in verdicts(record, rows)
+            for v in judgement.verdicts
         )
+        gate = judgement.gate
+        cells += (
+            f'<tr><td>gate</td><td class="{"ok" if gate.passed else "bad"}">'
+            f"{for_html(gate.label)}</td><td>{len(gate.expected)} expected, "
+            f"{gate.count} unexpected</td></tr>"
+        )
+        expected = "".join(
+            f"<li><code>{for_html(t.nodeid)}</code> {for_html(t.detail or str(t.outcome))}, "
+            f"blames <b>{for_html(', '.join(t.blame or t.requirements))}</b>: "
+            f"{for_html(t.expectation_reason or t.expectation)}</li>"
+            for t in gate.expected[:200]
+        )
+        notices = "".join(f"<p><b>{for_html(n)}</b></p>" for n in judgement.notices)
         failing = [t for t in record.tests if t.outcome in FAILING]
         items = "".join(
             f"<li><code>{for_html(t.nodeid)}</code> {for_html(str(t.outcome))} "
@@ -109,8 +127,16 @@ def _overview(records: Sequence[RunRecord]) -> str:
                 f"<h3>Failures ({len(failing)}, those that fail the gate first)</h3>"
                 f"<ol>{items}</ol>"
                 if failing
-                else "<p>No failing tests.</p>"
+                else "<p>No unexpected failures.</p>"
             )
+            + (
+                f"<h3>Expected by the manifest ({len(gate.expected)}: they pass the gate; a "
+                "failure still counts against conformance, an unsupported test is not judged)"
+                f"</h3><ul>{expected}</ul>"
+                if gate.expected
+                else ""
+            )
+            + notices
             + _reviews(record)
         )
     return "".join(parts)

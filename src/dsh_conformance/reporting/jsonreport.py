@@ -6,25 +6,25 @@ from typing import Any
 
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import json_text
-from dsh_conformance.reporting.summary import (
-    compliance,
-    requirement_rows,
-    review_items,
-    run_problems,
-    verdicts,
-)
+from dsh_conformance.reporting.judgement import judge
+from dsh_conformance.reporting.summary import compliance, review_items
 
 
 def build(record: RunRecord) -> dict[str, Any]:
-    rows = requirement_rows(record)
-    problems = run_problems(record)
+    judgement = judge(record)
+    rows = judgement.rows
+    problems = judgement.problems
     return {
         "problems": [p.to_json() for p in problems],
         "ending": record.ending,
         "complete": record.ending == "complete",
         "header": dict(record.header),
+        "implementation": record.adapter_label,
         "components": record.components,
-        "verdicts": {v.name: v.to_json() for v in verdicts(record, rows)},
+        "verdicts": {v.name: v.to_json() for v in judgement.verdicts},
+        "gate": judgement.gate.to_json(),
+        "notices": list(judgement.notices),
+        "suite_problems": record.suite_problems,
         "truncated": record.truncated,
         "totals": {str(k): v for k, v in sorted(record.totals().items())},
         "compliance": compliance(record),

@@ -7,10 +7,11 @@ import xml.etree.ElementTree as ET
 from dsh_conformance.outcomes import Outcome
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import for_xml
-from dsh_conformance.reporting.summary import review_items, review_state, run_problems, verdicts
+from dsh_conformance.reporting.judgement import judge
+from dsh_conformance.reporting.summary import review_items, review_state, run_problems
 
 _FAILURE = {Outcome.FAIL: "failure", Outcome.XPASS: "failure"}
-_ERROR = {Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT}
+_ERROR = {Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.PROTOCOL}
 
 
 def render(record: RunRecord) -> str:
@@ -58,13 +59,22 @@ def render(record: RunRecord) -> str:
         elif test.outcome in _ERROR:
             ET.SubElement(case, "error", message=message, type=str(test.outcome)).text = body
         elif test.outcome in (Outcome.SKIPPED, Outcome.UNSUPPORTED, Outcome.XFAIL):
-            ET.SubElement(case, "skipped", message=f"{test.outcome}: {message}")
+            why = f" (expected by {test.expectation}: {test.expectation_reason})"
+            why = for_xml(why) if test.expectation else ""
+            ET.SubElement(case, "skipped", message=f"{test.outcome}: {message}{why}")
     suite_props = ET.Element("properties")
     ET.SubElement(suite_props, "property", name="run.ending", value=for_xml(record.ending))
     for problem in problems:
         ET.SubElement(suite_props, "property", name="run.problem", value=for_xml(problem.code))
-    for verdict in verdicts(record):
+    judgement = judge(record)
+    for verdict in judgement.verdicts:
         ET.SubElement(suite_props, "property", name=f"verdict.{verdict.name}", value=verdict.label)
+        ET.SubElement(
+            suite_props,
+            "property",
+            name=f"verdict.{verdict.name}.headline",
+            value=for_xml(verdict.headline),
+        )
         if verdict.failing or verdict.warnings:
             ET.SubElement(
                 suite_props,
@@ -72,6 +82,9 @@ def render(record: RunRecord) -> str:
                 name=f"verdict.{verdict.name}.failing",
                 value=" ".join(verdict.failing + verdict.warnings),
             )
+    ET.SubElement(suite_props, "property", name="gate", value=for_xml(judgement.gate.label))
+    for notice in judgement.notices:
+        ET.SubElement(suite_props, "property", name="notice", value=for_xml(notice))
     for name, version in record.components.items():
         ET.SubElement(
             suite_props, "property", name=f"component.{for_xml(name)}", value=for_xml(version)

@@ -13,16 +13,15 @@ from typing import Final
 from dsh_conformance.outcomes import FAILING, Outcome
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import for_markdown_cell, markdown_block
+from dsh_conformance.reporting.judgement import Judgement, judge
 from dsh_conformance.reporting.summary import (
     compliance,
     gate_ordered,
     replay_command,
     replay_test_command,
-    requirement_rows,
     review_items,
     run_problems,
     stale_note,
-    verdicts,
 )
 
 #: The longest failure message shown (the record keeps up to harness.MESSAGE_LIMIT).
@@ -30,7 +29,7 @@ MESSAGE_CAP: Final = 4000
 
 ICONS = {
     "fail": "❌ fail",
-    "xfail": "⚠️ xfail",
+    "xfail": "❌ fail (expected by the manifest)",
     "pass": "✅ pass",
     "unsupported": "➖ unsupported",
     "not applicable": "· not applicable",
@@ -38,6 +37,7 @@ ICONS = {
     "inconclusive": "… inconclusive",
     "review": "👁 review",
     "MAY: cannot fail the seed verdict": "○ MAY: cannot fail the seed verdict",
+    "not judged: adapter unreliable": "⛔ not judged: adapter unreliable",
 }
 
 
@@ -59,18 +59,27 @@ def render(record: RunRecord, *, failures_limit: int = 50) -> str:
     header = record.header
     share = compliance(record)
     totals = record.totals()
-    rows = requirement_rows(record)
+    judgement = judge(record)
+    rows = list(judgement.rows)
     lines = [f"## dsh-conformance: {for_markdown_cell(record.adapter_label)}", ""]
     lines += problem_lines(record)
     lines += ["| verdict | result | requirements |", "|---|---|---|"]
-    for verdict in verdicts(record, rows):
+    for verdict in judgement.verdicts:
         icon = "✅" if verdict.passed else "❌"
         failing = ", ".join(verdict.failing + verdict.warnings)
+        unreliable = ", ".join(verdict.unreliable)
         lines.append(
-            f"| {verdict.title} | {icon} {verdict.label} | {verdict.total}"
+            f"| {verdict.title} | {icon} {for_markdown_cell(verdict.headline, 1000)} "
+            f"| {verdict.total}"
             + (f": failing {for_markdown_cell(failing, 2000)}" if failing else "")
+            + (f"; not judged (adapter unreliable): {unreliable}" if unreliable else "")
             + " |"
         )
+    gate = judgement.gate
+    lines.append(
+        f"| gate | {'✅' if gate.passed else '❌'} {for_markdown_cell(gate.label, 1000)} | "
+        f"{len(gate.expected)} expected, {gate.count} unexpected |"
+    )
     lines += [
         "",
         f"- suite {header.get('suite_version')}, spec {header.get('spec_version')}, "
@@ -90,6 +99,9 @@ def render(record: RunRecord, *, failures_limit: int = 50) -> str:
             f"- **expectation {problem.get('kind')}**: "
             f"{for_markdown_cell(str(problem.get('message')), 1000)}"
         )
+    for notice in judgement.notices:
+        lines.append(f"- **{for_markdown_cell(notice, 1000)}**")
+    lines += expected_section(judgement)
     bad = [t for t in record.tests if t.outcome in FAILING]
     ordered = gate_ordered(record, bad)
     if bad:
@@ -145,6 +157,33 @@ def render(record: RunRecord, *, failures_limit: int = 50) -> str:
                 f"replay: `{for_markdown_cell(replay_test_command(record, test), 1000)}`",
             ]
     return "\n".join(lines) + "\n"
+
+
+def expected_section(judgement: Judgement, limit: int = 200) -> list[str]:
+    """Each failure the manifest expected, beside its reason (D-211): excused by the
+    gate, still failing the conformance verdict."""
+    expected = judgement.gate.expected
+    if not expected:
+        return []
+    lines = [
+        "",
+        f"### Expected by the manifest ({len(expected)}: they pass the gate; a failure "
+        "still counts against conformance, an unsupported test is not judged)",
+        "",
+        "| test | outcome | blames | entry | reason |",
+        "|---|---|---|---|---|",
+    ]
+    for test in expected[:limit]:
+        raw = test.detail or str(test.outcome)
+        lines.append(
+            f"| `{for_markdown_cell(test.nodeid, 300)}` | {raw} "
+            f"| {', '.join(test.blame or test.requirements)} "
+            f"| `{for_markdown_cell(test.expectation, 300)}` "
+            f"| {for_markdown_cell(test.expectation_reason, 600)} |"
+        )
+    if len(expected) > limit:
+        lines.append(f"\n… and {len(expected) - limit} more (report.json).")
+    return lines
 
 
 def review_section(record: RunRecord) -> list[str]:

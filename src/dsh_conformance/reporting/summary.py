@@ -15,7 +15,8 @@ from dsh_conformance.errors import (
     EX_INTERRUPTED,
     EX_NOTHING,
 )
-from dsh_conformance.outcomes import APPLICABLE, FAILING, GATES, Outcome
+from dsh_conformance.outcomes import APPLICABLE, BROKE, FAILING, Outcome
+from dsh_conformance.outcomes import GATES as GATES  # re-exported: --fail-on names
 from dsh_conformance.record import RunRecord, TestResult
 from dsh_conformance.spec import Requirement
 
@@ -32,11 +33,16 @@ INCONCLUSIVE: Final = "inconclusive"
 REVIEW: Final = "review"
 #: A MAY sentence of a note nothing here judged: it cannot fail the seed verdict anyway.
 MAY_ONLY: Final = "MAY: cannot fail the seed verdict"
+#: Every test judging it ended in a crash, timeout or unreadable result (D-212).
+UNRELIABLE: Final = "not judged: adapter unreliable"
+#: Statuses that fail a verdict at a gating level: an expected failure is a failure (D-210).
+FAILED_STATUSES: Final = frozenset({FAIL, XFAIL})
 STATUS_ORDER: Final = (
     FAIL,
     XFAIL,
     REVIEW,
     PASS,
+    UNRELIABLE,
     INCONCLUSIVE,
     UNSUPPORTED,
     NOT_APPLICABLE,
@@ -61,18 +67,24 @@ class RequirementRow:
 
     @property
     def failing(self) -> tuple[TestResult, ...]:
-        return tuple(t for t in self.tests if t.outcome in FAILING)
+        """Tests that failed it, expected by a manifest or not (D-210)."""
+        return tuple(t for t in self.tests if t.misbehaved)
 
 
 def requirement_status(tests: Sequence[TestResult], level: str = "MUST") -> str:
-    outcomes = {t.outcome for t in tests}
+    """What the tests judging a requirement say of it: from what the implementation did,
+    never from a manifest (D-210).  ``xfail`` is a failure the manifest expected (it fails
+    the verdict as ``fail`` does); a test the adapter broke judges nothing (D-212)."""
     if not tests:
         return NOT_APPLICABLE if level == "informative" else UNTESTED
-    if outcomes & FAILING:
-        return FAIL
-    if Outcome.XFAIL in outcomes:
-        return XFAIL
-    if Outcome.PASS in outcomes:
+    judging = [t for t in tests if not t.broke]
+    if not judging:
+        return UNRELIABLE
+    failed = [t for t in judging if t.misbehaved]
+    if failed:
+        return XFAIL if all(t.outcome is Outcome.XFAIL for t in failed) else FAIL
+    outcomes = {t.outcome for t in judging}
+    if outcomes & {Outcome.PASS, Outcome.XPASS}:
         return PASS
     if outcomes == {Outcome.UNSUPPORTED}:
         return UNSUPPORTED
@@ -92,7 +104,7 @@ def requirement_rows(
     unjudged: set[str] = set()
     for test in record.tests:
         for cited in test.requirements:
-            if test.judges(cited):
+            if test.judges(cited) or test.broke:  # a broken test is shown, judges nothing
                 by_req.setdefault(cited, []).append(test)
             else:
                 unjudged.add(cited)
@@ -104,7 +116,7 @@ def requirement_rows(
     if not filtered:
         ids |= {r.id for r in catalog.values() if profile in r.profiles}
     rows = []
-    for rid in sorted(ids, key=_sort_key):
+    for rid in sorted(ids, key=sort_key):
         req = catalog.get(rid)
         tests = tuple(by_req.get(rid, ()))
         level = req.level if req else "?"
@@ -231,6 +243,8 @@ class RunProblem:
     message: str
     hint: str = ""
     exit_status: int = EX_FAILURES
+    #: Whether it blocks both verdicts (a suite problem fails the run, not the verdicts).
+    blocks: bool = True
 
     def to_json(self) -> dict[str, object]:
         return {"code": self.code, "message": self.message, "hint": self.hint}
@@ -244,7 +258,26 @@ PROBLEM_WORDS: Final = {
     "stopped": "stopped run",
     "no-applicable-test": "nothing tested",
     "missing-capability": "capability missing",
+    "adapter-unreliable": "adapter unreliable",
+    "suite-problem": "suite problem",
 }
+
+
+def fault_counts(tests: Sequence[TestResult]) -> str:
+    """``38 crashes, 2 timeouts, 1 unreadable result`` for the tests the adapter broke."""
+    counts = Counter(
+        Outcome(t.detail) if t.outcome is Outcome.XFAIL and t.detail else t.outcome
+        for t in tests
+        if t.broke
+    )
+    words = (
+        (Outcome.CRASH, "crash", "crashes"),
+        (Outcome.TIMEOUT, "timeout", "timeouts"),
+        (Outcome.PROTOCOL, "unreadable result", "unreadable results"),
+    )
+    return ", ".join(
+        f"{counts[o]} {one if counts[o] == 1 else many}" for o, one, many in words if counts[o]
+    )
 
 
 def run_problems(record: RunRecord, *, incomplete_ok: bool = False) -> tuple[RunProblem, ...]:
@@ -317,12 +350,41 @@ def run_problems(record: RunRecord, *, incomplete_ok: bool = False) -> tuple[Run
                 EX_NOTHING,
             )
         )
+    broken = [t for t in record.tests if t.outcome in BROKE]
+    if broken:
+        cited = sorted({r for t in broken for r in t.requirements}, key=sort_key)
+        problems.append(
+            RunProblem(
+                "adapter-unreliable",
+                f"the adapter broke in {len(broken)} tests ({fault_counts(broken)}): they "
+                f"blame no requirement, and {len(cited)} requirements they cite were not "
+                f"judged by them ({', '.join(cited[:12])}{' …' if len(cited) > 12 else ''})",
+                "run `dsh-conformance smoke` on the adapter; each test's request in flight "
+                "is in the report",
+            )
+        )
+    suite = [f"{p.get('code')}: {p.get('message')}" for p in record.suite_problems] + [
+        str(p.get("message"))
+        for p in record.expectation_problems
+        if p.get("kind") not in ("stale", "unexpected-pass")
+    ]
+    if suite:
+        problems.append(
+            RunProblem(
+                "suite-problem",
+                f"the suite is inconsistent ({len(suite)}): " + "; ".join(suite[:5]),
+                "report it to the suite's maintainers with the record; the verdicts still "
+                "stand on what ran",
+                blocks=False,
+            )
+        )
     return tuple(problems)
 
 
 @frozen
 class Verdict:
-    """One of the two verdicts of a run (D-161).
+    """One of the two conformance verdicts of a run (D-161), from what the implementation
+    did: a manifest never changes it (D-210).
 
     ``seed``: requirements whose source is a sentence of a note, at that sentence's
     level.  ``profile``: the project's decisions and identity with the reference model
@@ -331,7 +393,8 @@ class Verdict:
 
     name: str
     title: str
-    #: Failing requirement ids at a level that fails the verdict (MUST; SHOULD for profile).
+    #: Ids at a level that fails the verdict (MUST; SHOULD too for profile) with a failing
+    #: test, expected by a manifest or not.
     failing: tuple[str, ...]
     #: Failing ids below that level (a SHOULD or MAY of a note): reported, gated on request.
     warnings: tuple[str, ...]
@@ -339,51 +402,143 @@ class Verdict:
     total: int
     #: Codes of the run problems that block this verdict whatever the tests say (D-175).
     blocked: tuple[str, ...] = ()
+    #: What the gating level is called in a headline: ``MUSTs``, ``MUST/SHOULDs``.
+    noun: str = "MUSTs"
+    #: Requirements at the gating level, and how many of them passed.
+    gating: int = 0
+    passing: int = 0
+    #: Gating-level requirements not judged: capabilities not declared; tests the adapter
+    #: broke (D-212); no test judged them (untested, inconclusive, not applicable).
+    unsupported: int = 0
+    unreliable: tuple[str, ...] = ()
+    unjudged: int = 0
+    #: The failing ids whose every failure the manifest expected (shown, never excused).
+    expected: tuple[str, ...] = ()
+    #: ``38 crashes, 2 timeouts`` when the adapter broke in the run, else empty.
+    faults: str = ""
 
     @property
     def passed(self) -> bool:
         return not self.failing and not self.blocked
 
     @property
+    def judged(self) -> int:
+        return self.passing + len(self.failing)
+
+    @property
+    def not_judged(self) -> list[str]:
+        """Why gating-level requirements went unjudged, one phrase per reason."""
+        parts = []
+        if self.unsupported:
+            parts.append(f"{self.unsupported} not judged (capabilities not declared)")
+        if self.unreliable:
+            parts.append(f"{len(self.unreliable)} not judged (adapter unreliable: {self.faults})")
+        if self.unjudged:
+            parts.append(f"{self.unjudged} not judged (no test judged them)")
+        return parts
+
+    @property
     def label(self) -> str:
+        """The verdict in a few words (a table cell, a badge, a JUnit property)."""
         why = [PROBLEM_WORDS.get(code, code) for code in self.blocked]
         if self.failing:
             why.insert(0, f"{len(self.failing)} failing")
+        if why == ["adapter unreliable"]:
+            return f"not judged: adapter unreliable ({self.faults})"
         if why:
             return f"FAIL ({', '.join(why)})"
+        partial = self.judged < self.gating
+        text = f"pass on {self.judged} of {self.gating} {self.noun}" if partial else "pass"
+        if partial and not self.judged:
+            text = f"not judged (0 of {self.gating} {self.noun})"
         if self.warnings:
-            return f"pass, {len(self.warnings)} SHOULD/MAY failing"
-        return "pass"
+            text += f", {len(self.warnings)} SHOULD/MAY failing"
+        return text
+
+    @property
+    def headline(self) -> str:
+        """The verdict with how much was judged: what every report's headline says."""
+        rest = self.not_judged
+        if self.gating == 0 and not self.blocked:
+            return f"{self.label} (no {self.noun} in this run's selection)"
+        if self.failing:
+            expected = f" ({len(self.expected)} expected by the manifest)" if self.expected else ""
+            text = (
+                f"FAIL — {len(self.failing)} of {self.gating} {self.noun} failing{expected}, "
+                + ", ".join([f"{self.passing} pass", *rest])
+            )
+            blockers = [PROBLEM_WORDS.get(c, c) for c in self.blocked]
+            if blockers:
+                text += f"; run problems: {', '.join(blockers)}"
+        elif self.blocked:
+            text = f"{self.label} — " + ", ".join(
+                [f"{self.passing} of {self.gating} {self.noun} pass", *rest]
+            )
+        elif self.judged == 0:
+            text = f"not judged — none of the {self.gating} {self.noun} judged; " + ", ".join(rest)
+        elif rest:
+            missing = self.gating - self.judged
+            text = (
+                f"pass on the {self.judged} {self.name} {self.noun} judged; {missing} not "
+                f"judged ({'; '.join(p.split(' not judged ')[1].strip('()') for p in rest)})"
+            )
+        else:
+            text = f"pass — all {self.gating} {self.noun} pass"
+        if self.warnings:
+            text += f"; {len(self.warnings)} SHOULD/MAY failing"
+        return text
 
     def to_json(self) -> dict[str, object]:
         return {
             "name": self.name,
             "title": self.title,
             "passed": self.passed,
+            "label": self.label,
+            "headline": self.headline,
             "failing": list(self.failing),
+            "expected": list(self.expected),
             "warnings": list(self.warnings),
             "blocked": list(self.blocked),
             "statuses": dict(self.counts),
             "requirements": self.total,
+            "judged": {
+                "level": self.noun,
+                "requirements": self.gating,
+                "failing": len(self.failing),
+                "passing": self.passing,
+                "unsupported": self.unsupported,
+                "unreliable": list(self.unreliable),
+                "unjudged": self.unjudged,
+            },
         }
+
+
+_PASSING: Final = frozenset({PASS, REVIEW})
+_UNJUDGED: Final = frozenset({UNTESTED, INCONCLUSIVE, NOT_APPLICABLE, MAY_ONLY})
 
 
 def verdicts(
     record: RunRecord, rows: Sequence[RequirementRow] | None = None, *, problems: bool = True
 ) -> tuple[Verdict, Verdict]:
     """The seed verdict and the profile verdict of *record* (blocked by its run problems
-    unless *problems* is false: then they judge only the requirements)."""
+    unless *problems* is false: then they judge only the requirements).
+
+    An ``xfail`` requirement fails its verdict like a ``fail`` one (D-210)."""
     rows = requirement_rows(record) if rows is None else rows
     profile = str(record.header.get("spec_profile", "seed"))
     profile_title = "release profile" if profile == "release" else "reference profile"
-    blocked = tuple(p.code for p in run_problems(record)) if problems else ()
+    blocked = tuple(p.code for p in run_problems(record) if p.blocks) if problems else ()
+    faults = fault_counts(record.tests)
     built = []
     for name, title in (("seed", "seed conformance"), ("profile", profile_title)):
         mine = [r for r in rows if r.verdict == name]
-        gating = {"MUST"} if name == "seed" else {"MUST", "SHOULD"}
-        failing = tuple(r.id for r in mine if r.status == FAIL and r.level in gating)
+        levels = {"MUST"} if name == "seed" else {"MUST", "SHOULD"}
+        gating = [r for r in mine if r.level in levels]
+        failing = tuple(r.id for r in gating if r.status in FAILED_STATUSES)
         warnings = tuple(
-            r.id for r in mine if r.status == FAIL and r.level not in gating and r.level != "?"
+            r.id
+            for r in mine
+            if r.status in FAILED_STATUSES and r.level not in levels and r.level != "?"
         )
         built.append(
             Verdict(
@@ -394,26 +549,20 @@ def verdicts(
                 counts=dict(Counter(r.status for r in mine)),
                 total=len(mine),
                 blocked=blocked,
+                noun="MUSTs" if name == "seed" else "MUST/SHOULDs",
+                gating=len(gating),
+                passing=sum(r.status in _PASSING for r in gating),
+                unsupported=sum(r.status == UNSUPPORTED for r in gating),
+                unreliable=tuple(r.id for r in gating if r.status == UNRELIABLE),
+                unjudged=sum(r.status in _UNJUDGED for r in gating),
+                expected=tuple(r.id for r in gating if r.status == XFAIL),
+                faults=faults,
             )
         )
     return built[0], built[1]
 
 
-def gate_failed(record: RunRecord, gate: str = "seed") -> bool:
-    """Whether the verdicts *gate* selects fail on their requirements (``GATES``; unknown
-    names are errors).  Run problems are ``run_exit_status``'s."""
-    if gate not in GATES:
-        raise ValueError(f"unknown gate {gate!r}: one of {', '.join(GATES)}")
-    seed, profile = verdicts(record, problems=False)
-    failed = not seed.passed
-    if gate in ("seed-should", "all"):
-        failed = failed or bool(seed.warnings)
-    if gate in ("profile", "all"):
-        failed = failed or not profile.passed
-    return failed
-
-
-def _sort_key(rid: str) -> tuple[str, str]:
+def sort_key(rid: str) -> tuple[str, str]:
     area, _, number = rid.partition("-")
     return (area, number)
 
@@ -449,25 +598,25 @@ def run_exit_status(
     return EX_FAILURES if _failed(record, gate) else 0
 
 
+def gate_failed(record: RunRecord, gate: str = "seed") -> bool:
+    """Whether a failure no manifest expects fails *gate* (``reporting.gate``)."""
+    from dsh_conformance.reporting import gate as gating
+
+    return gating.gate_failed(record, gate)
+
+
 def _failed(record: RunRecord, gate: str | None) -> bool:
+    """The gate (D-211): an expectation problem or an unexpected result fails it; an
+    expected failure never does.  Without *gate*, any unexpected failing test does."""
     if record.expectation_problems:
         return True
-    if any(t.outcome in (Outcome.CRASH, Outcome.TIMEOUT) for t in record.tests):
-        return True  # the adapter broke: no verdict can be trusted
+    if any(t.outcome in BROKE for t in record.tests):
+        return True  # the adapter broke (a run problem too)
     if gate is None:
         return any(t.outcome in FAILING for t in record.tests)
-    return gate_failed(record, gate) or _unattributed_failure(record)
+    from dsh_conformance.reporting.gate import gate_of
 
-
-def _unattributed_failure(record: RunRecord) -> bool:
-    """A failing test that blames no requirement in the catalog still fails the run."""
-    from dsh_conformance.spec import load_catalog
-
-    known = load_catalog().requirements
-    return any(
-        t.outcome in FAILING and not any(r in known for r in (t.blame or t.requirements))
-        for t in record.tests
-    )
+    return not gate_of(record, gate).passed
 
 
 def gate_rank(test: TestResult, seed: Verdict, profile: Verdict) -> tuple[int, str]:
@@ -475,7 +624,7 @@ def gate_rank(test: TestResult, seed: Verdict, profile: Verdict) -> tuple[int, s
     first, then failures of the seed verdict's MUSTs, of the profile verdict, of a note's
     SHOULD/MAY, then the rest; and a word for each."""
     blamed = set(test.blame or test.requirements)
-    if test.outcome in (Outcome.CRASH, Outcome.TIMEOUT):
+    if test.broke:
         return 0, "adapter broke"
     if blamed & set(seed.failing):
         return 1, "seed MUST"

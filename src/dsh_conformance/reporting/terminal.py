@@ -11,6 +11,7 @@ from rich.text import Text
 from dsh_conformance.outcomes import APPLICABLE, Outcome
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import for_terminal
+from dsh_conformance.reporting.judgement import Judgement, judge
 from dsh_conformance.reporting.summary import (
     compliance,
     gate_ordered,
@@ -18,12 +19,11 @@ from dsh_conformance.reporting.summary import (
     requirement_rows,
     review_items,
     run_problems,
-    verdicts,
 )
 
 STYLES: Final = {
     "fail": "bold red",
-    "xfail": "yellow",
+    "xfail": "red",
     "pass": "green",
     "unsupported": "cyan",
     "not applicable": "dim",
@@ -31,7 +31,12 @@ STYLES: Final = {
     "inconclusive": "dim yellow",
     "review": "blue",
     "MAY: cannot fail the seed verdict": "dim",
+    "not judged: adapter unreliable": "bold magenta",
 }
+
+
+#: How a status reads where it could mislead: an expected failure is a failure (D-210).
+SHOWN: Final = {"xfail": "fail (expected)"}
 
 
 def _text(value: str, style: str = "") -> Text:
@@ -53,26 +58,50 @@ def requirement_table(record: RunRecord) -> Table:
             row.id,
             row.verdict,
             row.level,
-            _text(row.status, STYLES.get(row.status, "")),
+            _text(SHOWN.get(row.status, row.status), STYLES.get(row.status, "")),
             f"{passed}/{applicable}" if applicable else "–",
             _text(row.title),
         )
     return table
 
 
-def verdict_lines(record: RunRecord) -> RenderableType:
-    """Both verdicts, one line each: what the notes say, then what the profile pins."""
+def verdict_lines(record: RunRecord, judgement: Judgement | None = None) -> RenderableType:
+    """Both conformance verdicts, one headline each (what the notes say, then what the
+    profile pins), then the gate: two words that never mix (D-210, D-211)."""
+    judgement = judgement or judge(record)
     lines: list[RenderableType] = []
-    for verdict in verdicts(record):
+    for verdict in judgement.verdicts:
         line = Text(f"{verdict.title}: ", style="bold")
-        line.append(verdict.label, "bold green" if verdict.passed else "bold red")
-        line.append(f" ({verdict.total} requirements)", "dim")
+        line.append(for_terminal(verdict.headline), "bold green" if verdict.passed else "bold red")
         failing = verdict.failing + verdict.warnings
         if failing:
             shown = ", ".join(failing[:12]) + (" …" if len(failing) > 12 else "")
             line.append(f"\n  failing: {shown}", "red" if verdict.failing else "yellow")
+        if verdict.unreliable:
+            shown = ", ".join(verdict.unreliable[:12])
+            line.append(f"\n  not judged (adapter unreliable): {shown}", "magenta")
         lines.append(line)
+    lines.append(gate_lines(judgement))
     return Group(*lines)
+
+
+def gate_lines(judgement: Judgement, limit: int = 20) -> RenderableType:
+    """The gate, then each expected failure beside its manifest reason."""
+    gate = judgement.gate
+    line = Text("gate: ", style="bold")
+    line.append(for_terminal(gate.label), "bold green" if gate.passed else "bold red")
+    for test in gate.expected[:limit]:
+        raw = test.detail or str(test.outcome)
+        line.append(
+            f"\n  expected {raw}: {for_terminal(test.nodeid)} — "
+            f"{for_terminal(test.expectation_reason or test.expectation)}",
+            "yellow",
+        )
+    if len(gate.expected) > limit:
+        line.append(f"\n  … and {len(gate.expected) - limit} more (report.md)", "dim")
+    for notice in judgement.notices:
+        line.append(f"\n{for_terminal(notice)}", "yellow")
+    return line
 
 
 def totals_line(record: RunRecord) -> Text:
@@ -118,12 +147,15 @@ def problem_lines(record: RunRecord) -> RenderableType:
 
 
 def print_summary(record: RunRecord, console: Console, *, show_failures: bool = True) -> None:
+    judgement = judge(record)
     console.print(problem_lines(record))
     console.print(requirement_table(record))
+    if record.components:
+        console.print(_text(f"components: {record.components_text}", "dim"))
     if show_failures:
         console.print(failures(record))
     console.print(totals_line(record))
-    console.print(verdict_lines(record))
+    console.print(verdict_lines(record, judgement))
     console.print(problem_lines(record))
     missing = [i for i in review_items(record) if i.review is None]
     if missing:  # D-199: listed, never a failure

@@ -1,0 +1,144 @@
+"""The regression gate (D-211): a run against its manifest's known state.
+
+Beside the conformance verdicts (reporting.summary), never mixed with them: expected
+failures pass the gate and still fail conformance (D-210).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from attrs import frozen
+
+from dsh_conformance.outcomes import BROKE, GATES, MISBEHAVED, Outcome
+from dsh_conformance.record import RunRecord, TestResult
+
+
+def _selection(gate: str) -> tuple[set[str], set[str]]:
+    """The (seed levels, profile levels) a ``--fail-on`` gate counts failures at."""
+    if gate not in GATES:
+        raise ValueError(f"unknown gate {gate!r}: one of {', '.join(GATES)}")
+    seed = {"MUST"} | ({"SHOULD", "MAY"} if gate in ("seed-should", "all") else set())
+    profile = {"MUST", "SHOULD"} if gate in ("profile", "all") else set()
+    return seed, profile
+
+
+def gated_ids(gate: str) -> set[str]:
+    from dsh_conformance.spec import load_catalog
+
+    seed, profile = _selection(gate)
+    return {
+        r.id
+        for r in load_catalog().requirements.values()
+        if r.level in (seed if r.verdict == "seed" else profile)
+    }
+
+
+@frozen
+class Gate:
+    """The regression gate (D-211): the run against its manifest's known state.
+
+    Unexpected results fail it: a failure no manifest entry expects (at the levels
+    ``--fail-on`` selects), a pass the manifest said would fail, a crash, timeout or
+    unreadable result, a manifest problem.  Expected failures are listed with their
+    manifest reasons; they never change a conformance verdict.  Without a manifest the
+    gate is the conformance verdicts ``--fail-on`` selects.
+    """
+
+    fail_on: str
+    manifest: str | None
+    unexpected: tuple[TestResult, ...]
+    expected: tuple[TestResult, ...]
+    problems: tuple[Mapping[str, object], ...]
+
+    @property
+    def passed(self) -> bool:
+        return not self.unexpected and not self.problems
+
+    @property
+    def count(self) -> int:
+        return len(self.unexpected) + len(self.problems)
+
+    @property
+    def label(self) -> str:
+        if self.manifest is None:
+            verdict = "pass" if self.passed else f"FAIL ({self.count} unexpected results)"
+            return f"the conformance verdict (--fail-on {self.fail_on}, no manifest): {verdict}"
+        failures = sum(t.outcome is Outcome.XFAIL for t in self.expected)
+        skipped = len(self.expected) - failures
+        expected = f"{failures} expected failures, " if failures else ""
+        expected += f"{skipped} tests the manifest marks unsupported, " if skipped else ""
+        if self.passed:
+            return f"within expectations ({expected}manifest {Path(self.manifest).name})"
+        plural = "result" if self.count == 1 else "results"
+        return f"{self.count} unexpected {plural} ({expected}manifest {Path(self.manifest).name})"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "fail_on": self.fail_on,
+            "manifest": self.manifest,
+            "passed": self.passed,
+            "label": self.label,
+            "unexpected": [
+                {"nodeid": t.nodeid, "outcome": str(t.outcome), "blame": list(t.blame)}
+                for t in self.unexpected
+            ],
+            "expected": [
+                {
+                    "nodeid": t.nodeid,
+                    "outcome": str(t.outcome),
+                    "detail": t.detail,
+                    "expectation": t.expectation,
+                    "reason": t.expectation_reason,
+                }
+                for t in self.expected
+            ],
+            "problems": [dict(p) for p in self.problems],
+        }
+
+
+def gate_of(record: RunRecord, fail_on: str | None = None) -> Gate:
+    """The gate of *record* under *fail_on* (default: what the run was gated on)."""
+    fail_on = fail_on or fail_on_of(record)
+    gated = gated_ids(fail_on)
+    unexpected = tuple(t for t in record.tests if _unexpected(t, gated))
+    expected = tuple(
+        t
+        for t in record.tests
+        if t.expectation and t.outcome in (Outcome.XFAIL, Outcome.UNSUPPORTED)
+    )
+    problems = tuple(
+        p for p in record.expectation_problems if p.get("kind") in ("stale", "unexpected-pass")
+    )
+    manifest = record.header.get("expectations")
+    return Gate(fail_on, str(manifest) if manifest else None, unexpected, expected, problems)
+
+
+def _unexpected(test: TestResult, gated: set[str]) -> bool:
+    if test.outcome in BROKE or test.outcome is Outcome.XPASS:
+        return True
+    if test.outcome not in MISBEHAVED:
+        return False
+    blamed = set(test.blame or test.requirements)
+    return bool(blamed & gated) or not blamed & known_ids()
+
+
+def known_ids() -> set[str]:
+    from dsh_conformance.spec import load_catalog
+
+    return set(load_catalog().requirements)
+
+
+def fail_on_of(record: RunRecord) -> str:
+    """The ``--fail-on`` the run was judged by (the footer says it), else ``seed``."""
+    value = str((record.footer or {}).get("fail_on", "seed"))
+    return value if value in GATES else "seed"
+
+
+def gate_failed(record: RunRecord, gate: str = "seed") -> bool:
+    """Whether a failure no manifest expects fails *gate* (``GATES``; unknown names are
+    errors): a requirement of the selected verdicts, or none of the catalog's.  Run
+    problems are ``run_exit_status``'s; expected failures never count here (D-211)."""
+    gated = gated_ids(gate)
+    return any(t.outcome in MISBEHAVED and _unexpected(t, gated) for t in record.tests)

@@ -1,0 +1,108 @@
+"""The one verdict model of a run (D-214): rows, both verdicts, the gate, the run
+problems, the coverage notices and the exit status, computed once; every renderer only
+renders it."""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+from dsh_conformance.outcomes import Outcome
+from dsh_conformance.record import RunRecord, TestResult
+from dsh_conformance.reporting.gate import Gate, fail_on_of, gate_of
+from dsh_conformance.reporting.summary import (
+    RequirementRow,
+    RunProblem,
+    Verdict,
+    requirement_rows,
+    run_exit_status,
+    run_problems,
+    verdicts,
+)
+
+
+@frozen
+class Judgement:
+    """Everything a report says about a run, computed once (D-214): every renderer
+    (terminal, Markdown, HTML, JUnit, JSON, badge) only renders it."""
+
+    record: RunRecord
+    rows: tuple[RequirementRow, ...]
+    seed: Verdict
+    profile: Verdict
+    gate: Gate
+    problems: tuple[RunProblem, ...]
+    notices: tuple[str, ...]
+    exit_status: int
+
+    @property
+    def verdicts(self) -> tuple[Verdict, Verdict]:
+        return self.seed, self.profile
+
+    @property
+    def gate_line(self) -> str:
+        return f"gate: {self.gate.label}"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "verdicts": {v.name: v.to_json() for v in self.verdicts},
+            "gate": self.gate.to_json(),
+            "notices": list(self.notices),
+            "exit_status": self.exit_status,
+        }
+
+
+def judge(
+    record: RunRecord, fail_on: str | None = None, *, incomplete_ok: bool = False
+) -> Judgement:
+    """The one verdict model of *record* (D-214)."""
+    rows = tuple(requirement_rows(record))
+    seed, profile = verdicts(record, rows)
+    fail_on = fail_on or fail_on_of(record)
+    return Judgement(
+        record=record,
+        rows=rows,
+        seed=seed,
+        profile=profile,
+        gate=gate_of(record, fail_on),
+        problems=run_problems(record, incomplete_ok=incomplete_ok),
+        notices=tuple(coverage_notices(record)),
+        exit_status=run_exit_status(record, fail_on, incomplete_ok=incomplete_ok),
+    )
+
+
+def coverage_notices(record: RunRecord) -> list[str]:
+    """Coverage the handshake lost (D-216): tests unsupported because a capability is not
+    declared, and declared capability names no test knows (a near miss named)."""
+    import difflib
+    import re
+
+    from dsh_conformance.adapters.contract import CAPABILITIES
+
+    adapter = record.header.get("adapter") or {}
+    declared = [str(c) for c in adapter.get("capabilities") or ()]
+    out = []
+    for name in declared:
+        if name not in CAPABILITIES:
+            near = difflib.get_close_matches(name, list(CAPABILITIES), n=1, cutoff=0.6)
+            hint = f": did you mean `{near[0]}`?" if near else " (ignored)"
+            out.append(f"the handshake declares `{name}`, a capability no test knows{hint}")
+    lost: dict[str, list[TestResult]] = {}
+    pattern = re.compile(r"does not declare (.+)$")
+    for test in record.tests:
+        if test.outcome is not Outcome.UNSUPPORTED or test.expectation:
+            continue
+        found = pattern.search(test.message)
+        for cap in found.group(1).split(", ") if found else ():
+            lost.setdefault(cap.strip(), []).append(test)
+    if lost:
+        total = len({t.nodeid for tests in lost.values() for t in tests})
+        parts = [
+            f"`{cap}` {len(tests)}"
+            for cap, tests in sorted(lost.items(), key=lambda item: (-len(item[1]), item[0]))
+        ]
+        out.append(
+            f"coverage lost: {total} tests need capabilities the handshake does not declare "
+            f"(tests per capability: {', '.join(parts)}); declare each the implementation "
+            "offers"
+        )
+    return out
