@@ -162,6 +162,7 @@ class UnreadableResult(Exception):
     def __init__(self, op: str, args: object, result: object, reason: str) -> None:
         super().__init__(f"the result of {op} cannot be read: {reason}")
         self.op = op
-        self.args = args
+        #: Not ``args``: that is BaseException's own tuple of constructor arguments.
+        self.arguments = args
         self.result = result
         self.reason = reason

@@ -222,16 +222,10 @@ def test_summary_exits_with_the_gate_and_shows_both_words(tmp_path: Path) -> Non
 
 
 def test_an_unreadable_result_is_recorded_with_op_args_result_and_reason() -> None:
-    from types import SimpleNamespace
-
     from dsh_conformance.harness import HarnessPlugin, _Progress
 
     state = _Progress()
-    # duck-typed: the shared UnreadableResult's ``args`` attribute is BaseException's own
-    # (a tuple), so the snippet keeps the arguments as a tuple of whatever was passed
-    unreadable = SimpleNamespace(
-        op="uri.decode", args={"uri": "x"}, result={"odd": 7}, reason="not a string"
-    )
+    unreadable = UnreadableResult("uri.decode", {"uri": "x"}, {"odd": 7}, "not a string")
     HarnessPlugin._unreadable(state, unreadable)
     assert json.loads(state.request) == {
         "op": "uri.decode",

@@ -494,8 +494,7 @@ class HarnessPlugin:
 
         shown = {
             "op": str(unreadable.op),
-            # ``args`` is BaseException's tuple on the shared class: prefer ``arguments``
-            "args": getattr(unreadable, "arguments", unreadable.args),
+            "args": unreadable.arguments,
             "result": unreadable.result,
             "reason": str(unreadable.reason),
         }
@@ -507,7 +506,7 @@ class HarnessPlugin:
             )
         text = (
             f"protocol: the result of {unreadable.op} cannot be read: {unreadable.reason} "
-            f"(args {show_value(unreadable.args, REQUEST_SHOWN)}, "
+            f"(args {show_value(unreadable.arguments, REQUEST_SHOWN)}, "
             f"result {show_value(unreadable.result, REQUEST_SHOWN)})"
         )
         state.message = _short(text, MESSAGE_LIMIT)
