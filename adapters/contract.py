@@ -146,3 +146,16 @@ class Adapter(Protocol):
     def close(self) -> None:
         """Release the implementation (end the process, drop state)."""
         ...
+
+
+class UnreadableResult(Exception):
+    """A result a check cannot read for its meaning: it breaks the op's result schema, or
+    lacks what the check must read.  A protocol problem of the run, never a requirement's
+    failure (issue 36): the check names the op, the arguments, the result and why."""
+
+    def __init__(self, op: str, args: object, result: object, reason: str) -> None:
+        super().__init__(f"the result of {op} cannot be read: {reason}")
+        self.op = op
+        self.args = args
+        self.result = result
+        self.reason = reason
