@@ -25,8 +25,6 @@ from typing import Any
 import jsonschema
 from referencing import Registry, Resource
 
-from dsh_conformance.adapters.contract import UnreadableResult
-
 __all__ = ["check_result", "result_problem"]
 
 
@@ -131,7 +129,7 @@ def _pointer(path: Any) -> str:
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path) or "/"
 
 
-def result_problem(op: str, result: object) -> str | None:
+def result_problem(op: str, result: Any) -> str | None:
     """Why *result* does not match *op*'s result schema, or None when it does (or when
     the op publishes no schema: nothing to hold it to)."""
     validator = _validator(op)
@@ -146,8 +144,10 @@ def result_problem(op: str, result: object) -> str | None:
 
 
 def check_result(op: str, args: Mapping[str, Any], result: object) -> object:
-    """*result*, after raising ``UnreadableResult`` if it breaks *op*'s schema."""
+    """*result*, after raising ``UnreadableResult`` (D-251) if it breaks *op*'s schema."""
     problem = result_problem(op, result)
     if problem is not None:
-        raise UnreadableResult(op, dict(args), result, problem)
+        from dsh_conformance.checks import unreadable_result
+
+        raise unreadable_result(op, dict(args), result, problem)
     return result

@@ -71,8 +71,13 @@ def _check(
         if expect is None or "error" not in expect:
             _soft(
                 fail_all(
-                    cited, f"{op} failed where the case succeeds", case=where, op=op,
-                    args=args, error=exc.code, message=exc.message,
+                    cited,
+                    f"{op} failed where the case succeeds",
+                    case=where,
+                    op=op,
+                    args=args,
+                    error=exc.code,
+                    error_message=exc.message,
                 )
             )
             return
@@ -83,8 +88,13 @@ def _check(
     if "error" in expect:
         _soft(
             fail_all(
-                cited, f"{op} succeeded where the case fails", case=where, op=op, args=args,
-                expected=expect["error"], returned=actual,
+                cited,
+                f"{op} succeeded where the case fails",
+                case=where,
+                op=op,
+                args=args,
+                expected=expect["error"],
+                returned=actual,
             )
         )
         return

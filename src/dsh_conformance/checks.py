@@ -75,17 +75,17 @@ def blamed(exc: BaseException) -> tuple[str, ...]:
     """Every requirement blamed by *exc*, its causes and the members of its groups."""
     found: list[str] = []
     seen: set[int] = set()
-    stack = [exc]
-    while stack:
-        current = stack.pop()
+    queue = [exc]
+    while queue:
+        current = queue.pop(0)  # group members in their order
         if id(current) in seen:
             continue
         seen.add(id(current))
         found.extend(getattr(current, BLAME_ATTR, ()) or ())
-        stack.extend(
+        queue.extend(
             e for e in getattr(current, "exceptions", ()) or () if isinstance(e, BaseException)
         )
-        stack.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+        queue.extend(e for e in (current.__cause__, current.__context__) if e is not None)
     return tuple(dict.fromkeys(found))
 
 
@@ -110,11 +110,17 @@ def unreadable(exc: BaseException) -> UnreadableResult | None:
     return None
 
 
-def _reading(exc: Exception, what: str, op: str, args: object, result: object) -> UnreadableResult:
-    reason = f"{type(exc).__name__} {exc} while {what}"
+def unreadable_result(op: str, args: object, result: object, reason: str) -> UnreadableResult:
+    """``UnreadableResult`` whose message shows why, the op, its arguments and result
+    (as notes: its ``args`` attribute is the op's arguments, not the message's)."""
     found = UnreadableResult(op, args, result, reason)
-    found.add_note(f"args = {_show(args)}\nresult = {_show(result)}")
+    found.add_note(f"the result of {op} cannot be read: {reason}")
+    found.add_note(f"  args = {_show(args)}\n  result = {_show(result)}")
     return found
+
+
+def _reading(exc: Exception, what: str, op: str, args: object, result: object) -> UnreadableResult:
+    return unreadable_result(op, args, result, f"{type(exc).__name__} {exc} while {what}")
 
 
 def read(op: str, args: object, result: T, reader: Callable[[T], Any]) -> Any:
@@ -330,7 +336,8 @@ def failure_lines(exc: BaseException) -> list[str]:
     stack = [exc]
     while stack:
         current = stack.pop(0)
-        inner = [e for e in getattr(current, "exceptions", ()) or () if isinstance(e, BaseException)]
+        members = getattr(current, "exceptions", ()) or ()
+        inner = [e for e in members if isinstance(e, BaseException)]
         if inner:
             stack[:0] = inner
         else:

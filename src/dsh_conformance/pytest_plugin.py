@@ -237,9 +237,7 @@ def oracle(config: pytest.Config) -> Implementation:
         from dsh_conformance.adapters.client import Implementation
         from dsh_conformance.adapters.reference import ReferenceAdapter
 
-        config.stash[ORACLE_KEY] = Implementation(
-            ReferenceAdapter(), "reference", validate=False
-        )
+        config.stash[ORACLE_KEY] = Implementation(ReferenceAdapter(), "reference", validate=False)
     return config.stash[ORACLE_KEY]
 
 
