@@ -216,7 +216,7 @@ def test_send_then_steer_before_the_driver_runs_makes_two_turns(impl: Implementa
     assert of_type(agent.events(), "steering/message") == []
 
 
-@pytest.mark.req("INBOX-034", "ENV-060", "INBOX-004")
+@pytest.mark.req("INBOX-034", "ENV-060", "INBOX-004", "ENV-090")
 def test_steer_while_running_is_steering_and_skips_prompt_submit(impl: Implementation) -> None:
     agent = new_agent(impl)
     agent.call("agent.send", content=text("a"))
@@ -239,9 +239,12 @@ def test_steer_while_running_is_steering_and_skips_prompt_submit(impl: Implement
     steering = of_type(agent.events(), "steering/message")
     expect_equal(
         "ENV-060",
-        [e["data"] for e in steering],
-        [{"turn": 1, "content": text("s"), "source": USER}],
+        [{k: v for k, v in e["data"].items() if k != "turn"} for e in steering],
+        [{"content": text("s"), "source": USER}],
         what="steering messages",
+    )
+    expect_equal(  # the turn it lands in is the micro-step schedule's (D-61)
+        "ENV-090", [e["data"].get("turn") for e in steering], [1], what="steering turns"
     )
     expect_equal(
         "INBOX-034",
@@ -502,16 +505,33 @@ def test_late_steering_keeps_its_record_as_queued_input(impl: Implementation) ->
     assert agent.call("agent.submissions")[-1]["content"] == text("late")
 
 
+def same_fate(events: object, message: str, contexts: list[str]) -> None:
+    """INBOX-021, the note's sentence: cancellation, disposal and terminal discard "drop
+    message and contexts together": a record's message reaches the log exactly when each
+    of its contexts does.  Which records they drop is the profile's (INBOX-022..024)."""
+    seen = repr(events)
+    kept = message in seen
+    for c in contexts:
+        assert (c in seen) == kept, (
+            f"{message!r} {'reached' if kept else 'did not reach'} the log, its context {c!r} "
+            f"{'did not' if kept else 'did'}"
+        )
+
+
 @pytest.mark.req("INBOX-021", "INBOX-022")
 def test_cancel_while_queued_drops_message_and_contexts(impl: Implementation) -> None:
     agent = new_agent(impl)
-    agent.call("agent.send", content=text("a"), contexts=[context("c", placement="prompt-prefix")])
+    contexts = [context("CTX-A1", placement="prompt-prefix"), context("CTX-A2")]
+    agent.call("agent.send", content=text("MSG-A"), contexts=contexts)
     agent.call("agent.cancel")
-    with check("INBOX-021", state=agent.state()):
-        assert agent.state()["queued"] == []
-        agent.run()
-        assert agent.events() == []
-    with check("INBOX-022", notifications=agent.notifications()):
+    queued = agent.state()["queued"]
+    agent.run()
+    events = agent.events()
+    with check("INBOX-021", events=events):
+        same_fate(events, "MSG-A", ["CTX-A1", "CTX-A2"])
+    with check("INBOX-022", queued=queued, events=events, notifications=agent.notifications()):
+        assert queued == []
+        assert events == []
         assert agent.notifications()[-1] == {
             "event": "agent/cancel-requested",
             "agent": agent.id,
@@ -520,7 +540,7 @@ def test_cancel_while_queued_drops_message_and_contexts(impl: Implementation) ->
         assert agent.state()["status"] == "idle"
     agent.call("agent.send", content=text("after"))
     agent.run()
-    with check("INBOX-021"):
+    with check("INBOX-022"):
         assert [e["data"]["content"] for e in of_type(agent.events(), "user/message")] == [
             text("after")
         ]
@@ -540,13 +560,13 @@ def test_cancel_on_an_idle_empty_agent_changes_nothing(impl: Implementation) -> 
 @pytest.mark.req("INBOX-021", "INBOX-022")
 def test_cancel_during_prompt_submit_leaves_no_prompt_event(impl: Implementation) -> None:
     agent = new_agent(impl)
-    agent.call("agent.send", content=text("a"), contexts=[context("c")])
+    agent.call("agent.send", content=text("MSG-A"), contexts=[context("CTX-A")])
     assert agent.step() == "claim", "setup: the driver reached the step the test needs"
     agent.call("agent.cancel", cause={"kind": "parent"})
     agent.run()
     events = [(e["type"], e["data"]) for e in agent.events()]
     with check("INBOX-021", events=events):
-        assert not [t for t, _ in events if t in ("user/message", "context/message")]
+        same_fate(events, "MSG-A", ["CTX-A"])
     with check("INBOX-022", events=events):
         assert events == [
             ("turn/start", {"turn": 1, "trigger": {"kind": "message", "source": USER}}),
@@ -561,8 +581,8 @@ def test_cancel_during_a_tool_batch_pairs_calls_and_drops_steering(impl: Impleme
     agent.call("agent.script", responses=[{"toolCalls": [{"name": "a"}, {"name": "b"}]}])
     agent.call("agent.send", content=text("go"))
     step_until(agent, "tool")
-    agent.call("agent.steer", content=text("S"), contexts=[context("SC")])
-    agent.call("agent.send", content=text("Q"))
+    agent.call("agent.steer", content=text("MSG-S"), contexts=[context("CTX-S")])
+    agent.call("agent.send", content=text("MSG-Q"), contexts=[context("CTX-Q")])
     agent.call("agent.cancel")
     agent.run()
     events = agent.events()
@@ -573,10 +593,11 @@ def test_cancel_during_a_tool_batch_pairs_calls_and_drops_steering(impl: Impleme
         assert results[1]["data"]["error"]["code"] == "TOOL_ABORTED_BEFORE_DISPATCH"
         assert events[-1]["data"] == {"turn": 1, "reason": {"kind": "aborted"}}
         assert events[-2]["type"] == "step/end"
+        for dropped in ("MSG-S", "CTX-S", "MSG-Q", "CTX-Q"):
+            assert dropped not in repr(events), f"cancel kept {dropped}"
     with check("INBOX-021", events=events):
-        assert "SC" not in repr(events)
-        assert "'S'" not in repr(events)
-        assert "'Q'" not in repr(events)
+        same_fate(events, "MSG-S", ["CTX-S"])
+        same_fate(events, "MSG-Q", ["CTX-Q"])
 
 
 @pytest.mark.req("INBOX-021", "INBOX-023")
@@ -585,8 +606,8 @@ def test_dispose_ends_the_turn_and_drops_every_record(impl: Implementation) -> N
     agent.call("agent.script", responses=[{"toolCalls": [{"name": "a"}, {"name": "b"}]}])
     agent.call("agent.send", content=text("go"))
     step_until(agent, "tool")
-    agent.call("agent.steer", content=text("S"), contexts=[context("SC")])
-    agent.call("agent.send", content=text("Q"), contexts=[context("QC")])
+    agent.call("agent.steer", content=text("MSG-S"), contexts=[context("CTX-S")])
+    agent.call("agent.send", content=text("MSG-Q"), contexts=[context("CTX-Q")])
     agent.call("agent.dispose")
     events = agent.events()
     with check("INBOX-023", events=events):
@@ -598,9 +619,11 @@ def test_dispose_ends_the_turn_and_drops_every_record(impl: Implementation) -> N
         assert agent.events() == events
         for verb in ("agent.send", "agent.steer", "agent.inject"):
             assert agent.error_code(verb, content=text("x")) == DISPOSED
+        for dropped in ("MSG-S", "CTX-S", "MSG-Q", "CTX-Q"):
+            assert dropped not in repr(events), f"dispose kept {dropped}"
     with check("INBOX-021", events=events):
-        assert "QC" not in repr(events)
-        assert "SC" not in repr(events)
+        same_fate(events, "MSG-S", ["CTX-S"])
+        same_fate(events, "MSG-Q", ["CTX-Q"])
 
 
 @pytest.mark.req("INBOX-021", "INBOX-024")
@@ -610,16 +633,19 @@ def test_terminal_stop_discards_steering_and_keeps_queued_messages(impl: Impleme
     agent.call("agent.send", content=text("A"))
     agent.call("agent.send", content=text("B"))
     step_until(agent, "model")
-    agent.call("agent.steer", content=text("STEER"), contexts=[context("STEERCTX")])
+    agent.call("agent.steer", content=text("MSG-STEER"), contexts=[context("CTX-STEER")])
     step_until(agent, "turn-stop")
-    agent.call("agent.steer", content=text("LATE"))
+    agent.call("agent.steer", content=text("MSG-LATE"), contexts=[context("CTX-LATE")])
     agent.run()
-    observed = repr(agent.events())
-    with check("INBOX-021", events=observed):
-        assert "STEER" not in observed
-        assert "LATE" not in observed
-    users = [e["data"]["content"] for e in of_type(agent.events(), "user/message")]
-    expect_equal("INBOX-024", users, [text("A"), text("B")], what="prompts")
+    events = agent.events()
+    with check("INBOX-021", events=events):
+        same_fate(events, "MSG-STEER", ["CTX-STEER"])
+        same_fate(events, "MSG-LATE", ["CTX-LATE"])
+    users = [e["data"]["content"] for e in of_type(events, "user/message")]
+    with check("INBOX-024", events=events):
+        assert "MSG-STEER" not in repr(events)
+        assert "MSG-LATE" not in repr(events)
+        assert users == [text("A"), text("B")]
 
 
 # --- the core agent only carries contexts -----------------------------------------------

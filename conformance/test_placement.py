@@ -179,7 +179,7 @@ def test_an_empty_prompt_with_prefix_contexts_is_still_baked(
         assert data["envelope"]["displayContent"] == content
 
 
-@pytest.mark.req("ENV-060", "ENV-050", "ENV-053", "ENV-057")
+@pytest.mark.req("ENV-060", "ENV-050", "ENV-053", "ENV-057", "ENV-090")
 @settings(max_examples=40)
 @given(contexts=st.one_of(contexts_strategy(prefix=True), contexts_strategy(prefix=False)))
 def test_drained_steering_gets_the_same_split(
@@ -198,8 +198,9 @@ def test_drained_steering_gets_the_same_split(
     with check("ENV-050", events=events):
         assert len(steering) == 1
     data = events[steering[0]]["data"]
+    # Which turn the steering lands in is the micro-step schedule's (D-61): ENV-090.
+    expect_equal("ENV-090", data.get("turn"), 1, what="turn of the drained steering")
     with check("ENV-060", steering=data):
-        assert data["turn"] == 1
         assert data["source"] == USER
         if prefix:
             assert baked_as_the_note_says(data["content"], prefix, text("steer"))
@@ -215,7 +216,7 @@ def test_drained_steering_gets_the_same_split(
         assert placed_after(events, steering[0], len(separate)) == separate
 
 
-@pytest.mark.req("ENV-060", "ENV-053")
+@pytest.mark.req("ENV-060", "ENV-053", "ENV-090")
 def test_steer_during_a_tool_step_with_prefix_and_separate_contexts(impl: Implementation) -> None:
     """Research note B §2.12(d), restated."""
     agent = new_agent(impl)
@@ -228,30 +229,44 @@ def test_steer_during_a_tool_step_with_prefix_and_separate_contexts(impl: Implem
     agent.call("agent.steer", content=text("x"), contexts=[p, s1, s2])
     assert agent.step() == "tool", "setup: the tool step runs"
     events = agent.events()
-    steering = events[-3]["data"]
-    with check("ENV-060", events=events[-4:]):
+    # When drained steering reaches the log is the reference's micro-step schedule (D-61):
+    # right after the tool batch, seen by the next request (ENV-090).  The note's sentence
+    # (ENV-060) is the split, wherever the host drains it.
+    with check("ENV-090", events=events[-4:]):
         assert [e["type"] for e in events[-4:]] == [
             "tool/result",
             "steering/message",
             "context/message",
             "context/message",
         ]
+    agent.run()
+    events = agent.events()
+    at = [i for i, e in enumerate(events) if e["type"] == "steering/message"]
+    assert len(at) == 1, "setup: the steering is drained into the turn"
+    steering = events[at[0]]["data"]
+    with check("ENV-060", events=events[at[0] : at[0] + 3]):
         assert baked_as_the_note_says(steering["content"], [p], text("x"))
         assert steering["envelope"]["displayContent"] == text("x")
-        assert events[-2]["data"] == {
+        assert [e["type"] for e in events[at[0] + 1 : at[0] + 3]] == ["context/message"] * 2
+        assert events[at[0] + 1]["data"] == {
             "content": text("S1"),
             "source": plugin("ctx"),
             "meta": {"m": 1},
         }
-        assert events[-1]["data"] == {"content": text("S2"), "source": plugin("ctx")}
-    agent.run()
-    second = agent.requests()[1]["messages"]
-    with check("ENV-060", messages=second[-3:]):
-        assert second[-3:] == [
-            {"role": "user", "content": steering["content"]},
-            {"role": "user", "content": text("S1")},
-            {"role": "user", "content": text("S2")},
-        ]
+        assert events[at[0] + 2]["data"] == {"content": text("S2"), "source": plugin("ctx")}
+    requests = agent.requests()
+    expected = [
+        {"role": "user", "content": steering["content"]},
+        {"role": "user", "content": text("S1")},
+        {"role": "user", "content": text("S2")},
+    ]
+    with check("ENV-060", requests=requests):
+        assert any(
+            r["messages"][i : i + 3] == expected
+            for r in requests
+            for i in range(len(r["messages"]))
+        ), "no request sees the steering followed by its separate contexts"
+    expect_equal("ENV-090", requests[1]["messages"][-3:], expected, what="the second request")
     with check("ENV-053", steering=steering):
         assert without_source(steering) == {
             "turn": 1,
@@ -272,8 +287,10 @@ def test_prompt_submit_sees_only_the_direct_prompt(impl: Implementation) -> None
     agent.run()
     submissions = agent.call("agent.submissions")
     user = of_type(agent.events(), "user/message")[0]["data"]
-    with check("ENV-061", submissions=submissions):
-        assert submissions == [{"turn": 1, "content": text("direct"), "source": plugin("host")}]
+    with check("ENV-061", submissions=submissions):  # turn numbers are the schedule's
+        assert [{k: v for k, v in s.items() if k != "turn"} for s in submissions] == [
+            {"content": text("direct"), "source": plugin("host")}
+        ]
         assert text("direct")[0] not in user["content"]
     expect_equal("ENV-064", user["source"], plugin("host"), what="prompt source")
 

@@ -343,7 +343,7 @@ def test_multi_turn_child_continues_numbering_and_derives_its_own_requests(
         e["data"]["turn"] for e in child["events"][seed_length:] if e["type"] == "turn/start"
     ]
     assert new_turns == list(range(max(seed_turns) + 1, max(seed_turns) + 1 + len(new_turns)))
-    assert inv.request_problems(fresh.call("agent.requests", agent="side"), child) == []
+    assert inv.request_problems(fresh.call("agent.requests", agent="side"), child, exact=True) == []
     dumped = inv.canonical_json(fresh.call("agent.requests", agent="side"))
     assert "parent moves on" not in dumped
     assert "parent question 2" in dumped  # inherited context
@@ -442,7 +442,9 @@ def _forked_with_handback(impl: Implementation, answer: str, cap: int | None = N
     handback(impl, "side", answer, cap)
 
 
-@pytest.mark.req("SIDE-009", "SIDE-010", "SIDE-025", "SIDE-055", "SIDE-056", "SIDE-060", "SIDE-023")
+@pytest.mark.req(
+    "SIDE-009", "SIDE-010", "SIDE-025", "SIDE-055", "SIDE-056", "SIDE-060", "SIDE-023", "SIDE-090"
+)
 def test_merge_back_adds_one_sidechat_context_seen_at_its_position(fresh: Implementation) -> None:
     _forked_with_handback(fresh, "Use approach B; A leaks memory.")
     before = log(fresh, "parent")
@@ -488,12 +490,13 @@ def test_merge_back_adds_one_sidechat_context_seen_at_its_position(fresh: Implem
     position = [m for m in map(inv.message_of, inv.surface(final["events"])) if m].index(
         {"role": "user", "content": merged["data"]["content"]}
     )
+    requests = fresh.call("agent.requests", agent="parent")
     with check("SIDE-010"):
-        assert request["messages"][position] == {
-            "role": "user",
-            "content": merged["data"]["content"],
-        }
-        assert inv.request_problems(fresh.call("agent.requests", agent="parent"), final) == []
+        assert inv.meaning(request["messages"][position : position + 1]) == inv.meaning(
+            [{"role": "user", "content": merged["data"]["content"]}]
+        )
+        assert inv.request_problems(requests, final) == []
+    expect_equal("SIDE-090", inv.request_problems(requests, final, exact=True), [])
     # a reload of the persisted log derives the same messages at the same position
     fresh.call(
         "agent.create",
@@ -508,7 +511,7 @@ def test_merge_back_adds_one_sidechat_context_seen_at_its_position(fresh: Implem
         assert reloaded["messages"][: len(request["messages"])] == request["messages"]
 
 
-@pytest.mark.req("SIDE-059", "SIDE-010", "SIDE-025")
+@pytest.mark.req("SIDE-059", "SIDE-010", "SIDE-025", "SIDE-090")
 @pytest.mark.parametrize("micro_steps", range(12))
 def test_merge_into_a_running_parent_follows_inject(
     fresh: Implementation, micro_steps: int
@@ -550,8 +553,11 @@ def test_merge_into_a_running_parent_follows_inject(
         else:
             assert result["deferred"] is False
             assert context["seq"] == len(before["events"])
-    problems = inv.request_problems(fresh.call("agent.requests", agent="parent"), final)
+    requests = fresh.call("agent.requests", agent="parent")
+    problems = inv.request_problems(requests, final)
     expect_equal("SIDE-010", problems, [], what="request problems")
+    exact = inv.request_problems(requests, final, exact=True)
+    expect_equal("SIDE-090", exact, [], what="request problems (bytes)")
     later = [
         r
         for i, r in zip(
@@ -817,9 +823,10 @@ def test_every_repeated_handback_is_capped_and_earlier_ones_stay(fresh: Implemen
     turn(fresh, "parent", "next", "ok")
     request = fresh.call("agent.requests", agent="parent")[-1]
     for context in inv.sidechat_contexts(log(fresh, "parent")["events"]):
+        seen = inv.meaning([{"role": "user", "content": context["data"]["content"]}])
         expect(
             "SIDE-010",
-            {"role": "user", "content": context["data"]["content"]} in request["messages"],
+            seen[0] in inv.meaning(request["messages"]),
             "the next request does not see a handback",
         )
 
@@ -867,7 +874,7 @@ def test_the_deny_gate_refuses_listed_tools_of_the_child_only(fresh: Implementat
 # --- concurrency ------------------------------------------------------------------------------
 
 
-@pytest.mark.req("SIDE-026", "SIDE-065")
+@pytest.mark.req("SIDE-026", "SIDE-065", "SIDE-090")
 def test_interleaved_parent_and_child_have_no_cross_talk(fresh: Implementation) -> None:
     make_parent(fresh, options=TOOLS_OPTIONS)
     fresh.call("side.fork", parent="parent", child="side")
@@ -907,6 +914,8 @@ def test_interleaved_parent_and_child_have_no_cross_talk(fresh: Implementation) 
             assert other not in inv.canonical_json(fresh.call("agent.requests", agent=aid))
             assert other not in inv.canonical_json(notifications)
             assert inv.request_problems(fresh.call("agent.requests", agent=aid), session) == []
+        exact = inv.request_problems(fresh.call("agent.requests", agent=aid), session, exact=True)
+        expect_equal("SIDE-090", exact, [], what="request problems (bytes)", agent=aid)
 
 
 # --- differential --------------------------------------------------------------------------
