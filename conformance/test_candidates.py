@@ -251,10 +251,12 @@ def test_filter_rank_and_limit(
     got = impl.call("candidates.list", target=target, sessions=sessions, query=query, limit=limit)
     expect_id_cwd_matches(got, sessions, target, query, limit)
     expected = expected_order(sessions, target, query)
+    filtered = set(listed(got)) <= set(expected) and len(got) == min(limit, len(expected))
     with check("HOST-011", query=query, limit=limit, listed=listed(got), matches=expected):
         assert set(listed(got)) <= set(expected), "a session that matches neither id nor cwd"
         assert len(got) == min(limit, len(expected)), "a matching session is missing"
-    expect_equal("HOST-009", listed(got), expected[:limit], what="order", query=query)
+    if filtered:  # the order of what another filter lists is not comparable
+        expect_equal("HOST-009", listed(got), expected[:limit], what="order", query=query)
 
 
 @pytest.mark.req("HOST-002", "HOST-004", "HOST-012", "HOST-013")

@@ -198,10 +198,15 @@ def test_steer_on_an_idle_agent_is_a_send(impl: Implementation) -> None:
         assert of_type(agent.events(), "steering/message") == []
         user = of_type(agent.events(), "user/message")
         assert [e["data"]["content"] for e in user] == [text("s")]
+    # Whether an idle steer is a send is D-65's (INBOX-005); the note's INBOX-034 is that
+    # only what takes the queued path (a user/message) is dispatched to prompt-submit.
+    queued_path = [
+        e for e in of_type(agent.events(), "user/message") if e["data"]["content"] == text("s")
+    ]
     expect_equal(
         "INBOX-034",
         [s["content"] for s in agent.call("agent.submissions")],
-        [text("s")],
+        [text("s")] if queued_path else [],
         what="prompt-submit dispatches",
     )
 
@@ -710,10 +715,10 @@ def test_hosts_pass_prepared_contexts_through_send_or_steer(impl: Implementation
         assert queued == [{"content": content, "source": USER, "contexts": contexts}]
         assert idle.notifications()[-1]["contexts"] == contexts
     idle.run()
-    expect_equal(
+    expect_equal(  # which turn it opens is the schedule's (D-61)
         "INBOX-034",
-        idle.call("agent.submissions"),
-        [{"turn": 1, "content": content, "source": USER}],
+        [{k: v for k, v in s.items() if k != "turn"} for s in idle.call("agent.submissions")],
+        [{"content": content, "source": USER}],
         what="prompt-submit dispatches",
     )
 

@@ -27,7 +27,7 @@ INVALID = "SESSION_REFERENCE_INVALID_REFERENCE"
 SCHEME = "dsh-session:"
 #: base64url with the padding RFC 4648 allows (the seed does not forbid it).
 PADDED_OK = re.compile(r"[A-Za-z0-9_-]+={0,2}")
-URI_SHAPE = re.compile(r"dsh-session:[A-Za-z0-9_-]+")
+URI_SHAPE = re.compile(r"dsh-session:[A-Za-z0-9_-]*")  # an empty payload is URI-001's
 
 
 def json_text(uri: str) -> str | None:

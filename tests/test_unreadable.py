@@ -218,3 +218,42 @@ def test_a_record_message_lists_every_sub_failure() -> None:
     assert message.splitlines()[0].startswith("ExceptionGroup: Hypothesis found 2 distinct")
     assert "  - AssertionError: [HOST-002] labels differ" in message
     assert "  - AssertionError: [HOST-003] a match is missing" in message
+
+
+def test_after_a_seed_failure_a_profile_failure_is_moot() -> None:
+    """PREP-002 (seed) accepted the target, so PREP-022's code check (profile) has no
+    error to judge: left out, it adds no collateral; a profile failure first never
+    stops a seed check after it."""
+
+    def seed_first() -> None:
+        with collect():
+            expect("PREP-002", False, "the target's own id was accepted")
+            expect_equal("PREP-022", None, "SESSION_REFERENCE_SELF_REFERENCE")
+
+    with pytest.raises(CheckFailure) as caught:
+        seed_first()
+    assert blamed(caught.value) == ("PREP-002",)
+
+    def profile_first() -> None:
+        with collect():
+            expect("ENV-009", False, "warning bytes")
+            expect("ENV-004", False, "no placement declared")
+
+    with pytest.raises(ExceptionGroup) as group:
+        profile_first()
+    assert blamed(group.value) == ("ENV-009", "ENV-004")
+
+
+def test_hard_stops_at_the_first_failure() -> None:
+    from dsh_conformance.checks import hard
+
+    ran: list[str] = []
+
+    def body() -> None:
+        with collect(), hard():
+            expect("URI-004", False, "padded")
+            ran.append("after")
+
+    with pytest.raises(CheckFailure):
+        body()
+    assert ran == []

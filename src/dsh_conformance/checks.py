@@ -136,17 +136,45 @@ def read(op: str, args: object, result: T, reader: Callable[[T], Any]) -> Any:
 
 # --- soft checks: every check of an example runs (D-250) ----------------------------------
 
-#: The failures collected by the open ``collect()`` blocks, innermost last.
-_COLLECTED: list[list[Exception]] = []
+#: The failures collected by the open ``collect()`` blocks, innermost last; None for a
+#: ``hard()`` block, where the first failure stops the test.
+_COLLECTED: list[list[Exception] | None] = []
+
+
+def _judges_the_seed(exc: BaseException) -> bool:
+    """Whether *exc* blames a requirement of a note's sentence (the seed verdict)."""
+    from dsh_conformance.spec import load_catalog
+
+    catalog = load_catalog().requirements
+    return any(getattr(catalog.get(rid), "verdict", "") == "seed" for rid in blamed(exc))
 
 
 def _record(exc: Exception) -> bool:
     """Keep *exc* (a blamed check failure) for the open collector; False when none is
-    open and the caller must raise it."""
-    if not _COLLECTED:
+    open and the caller must raise it.
+
+    A profile check never stops a seed check; once a seed check of the example failed,
+    a later profile check's failure is moot (it judges a state the seed already
+    rejected: no error where a code is pinned, a list with an extra item) and is left
+    out, so it neither adds collateral blame nor hides anything of the seed (D-250)."""
+    if not _COLLECTED or _COLLECTED[-1] is None:
         return False
-    _COLLECTED[-1].append(exc)
+    found = _COLLECTED[-1]
+    if any(_judges_the_seed(e) for e in found) and not _judges_the_seed(exc):
+        return True
+    found.append(exc)
     return True
+
+
+@contextmanager
+def hard() -> Iterator[None]:
+    """Inside the block the first failed check stops the test, as outside any collector:
+    for programs of steps whose later steps run on the state a failure left."""
+    _COLLECTED.append(None)
+    try:
+        yield
+    finally:
+        _COLLECTED.pop()
 
 
 def _raise_all(failures: Sequence[Exception]) -> None:
