@@ -20,6 +20,7 @@ from dsh_conformance.conformance.agent_support import (
     new_agent,
     of_type,
     plugin,
+    same_items,
     text,
 )
 
@@ -383,7 +384,7 @@ def test_a_wrapping_rewrite_keeps_downstream_contexts(impl: Implementation) -> N
     user = of_type(agent.events(), "user/message")[0]["data"]
     assert user == {"content": text("REWRITTEN"), "source": USER}
     separate = [e["data"]["content"] for e in of_type(agent.events(), "context/message")]
-    assert separate == [text("c1"), text("c2")]
+    assert same_items(separate, [text("c1"), text("c2")])  # any order: the note names none
 
 
 @pytest.mark.req("INBOX-012")
@@ -502,10 +503,13 @@ def test_late_steering_keeps_its_record_as_queued_input(impl: Implementation) ->
     events = agent.events()
     at = max(i for i, e in enumerate(events) if e["type"] == "user/message")
     assert events[at]["data"] == {"content": text("late"), "source": USER}
-    assert [e["data"] for e in events[at + 1 : at + 3]] == [
-        {"content": text("S1"), "source": plugin("ctx"), "meta": {"m": 1}},
-        {"content": text("S2"), "source": plugin("ctx")},
-    ]
+    assert same_items(  # any order: the note names none for several contexts (D-196)
+        [e["data"] for e in events[at + 1 : at + 3]],
+        [
+            {"content": text("S1"), "source": plugin("ctx"), "meta": {"m": 1}},
+            {"content": text("S2"), "source": plugin("ctx")},
+        ],
+    )
     assert of_type(events, "steering/message") == []
     assert agent.call("agent.submissions")[-1]["content"] == text("late")
 
@@ -713,7 +717,7 @@ def test_hosts_pass_prepared_contexts_through_send_or_steer(impl: Implementation
     with check("INBOX-032", state=idle.state()):
         queued = idle.state()["queued"]
         assert queued == [{"content": content, "source": USER, "contexts": contexts}]
-        assert idle.notifications()[-1]["contexts"] == contexts
+        assert idle.notifications()[-1].get("contexts") == contexts
     idle.run()
     expect_equal(  # which turn it opens is the schedule's (D-61)
         "INBOX-034",

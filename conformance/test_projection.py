@@ -60,12 +60,16 @@ def _squashed(text: str) -> str:
 
 def missing_in_order(got: list[dict[str, Any]], expected: list[dict[str, Any]]) -> list[Any]:
     """The expected messages *got* lacks, matched in order by role, checkpoint flag and
-    text up to whitespace (how text blocks are joined is D-31's)."""
+    text up to whitespace (how text blocks are joined is D-31's; text projected beside
+    it, reasoning say, is PROJ-004's)."""
     rest = iter(got)
     missing = []
     for want in expected:
-        key = (want["role"], want["checkpoint"], _squashed(want["text"]))
-        if not any((i["role"], i["checkpoint"], _squashed(i["text"])) == key for i in rest):
+        role, flag, text = want["role"], want["checkpoint"], _squashed(want["text"])
+        if not any(
+            (i["role"], i["checkpoint"]) == (role, flag) and text in _squashed(i["text"])
+            for i in rest
+        ):
             missing.append(want)
             rest = iter(got)  # report each missing one, not the rest as well
     return missing
@@ -177,7 +181,8 @@ def test_upstream_fixture(impl: Implementation) -> None:
     excluded = {"workspace secret", "plugin steer", "out", "think", "plugin user", "r", "partial"}
     leaked = sorted({i["text"] for i in got} & (excluded | {"old user", "old assistant"}))
     expect("PROJ-004", not leaked, "an excluded text was projected", leaked=leaked)
-    expect_equal("PROJ-001", [i for i in got if i in kept], kept, what="kept messages")
+    missing = missing_in_order(got, kept)
+    expect("PROJ-001", not missing, "a kept message is missing", missing=missing, got=got)
     capture = impl.call("session.surface", session=session)["capturedThroughSeq"]
     expect_equal("PROJ-007", capture, 13, what="capturedThroughSeq")
 

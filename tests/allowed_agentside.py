@@ -29,8 +29,9 @@ REWORDED_FRAMING = (
     "on by its own."
 )
 
-#: Another heading of the same UTF-8 length (26 bytes), so every cap computation holds.
-REWORDED_HEADING = "## Note from a side chat\n\n"
+#: Another heading, shorter (14 UTF-8 bytes, the reference's has 26): no seed check may
+#: depend on the heading's length (issue 36); what is merged stays within the cap.
+REWORDED_HEADING = "## Side note\n\n"
 
 _REQUEST = re.compile(
     r"Write a handback note for the main session: the conclusions of this side session "
