@@ -93,6 +93,7 @@ class NoPlacementDeclared(Broken):
             "ENV-008",
             "ENV-010",
             "ENV-011",
+            "ENV-059",  # declared 'separate', the snapshot becomes its own message
             "ENV-065",
             "ENV-072",
             "ENV-073",
