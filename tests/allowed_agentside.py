@@ -115,6 +115,38 @@ class RewordedHandback(_Reworded):
         return _REWORDED_REQUEST.sub(lambda m: _original_request(m.group(1)), text)
 
 
+def _lean(message: Any) -> Any:
+    """A request message without the optional bytes: a tool result's ``isError: false``
+    and an assistant message's ``provenance``."""
+    if not isinstance(message, Mapping):
+        return message
+    out = {k: v for k, v in message.items() if k != "provenance"}
+    out["content"] = [
+        {k: v for k, v in b.items() if not (k == "isError" and v is False)}
+        if isinstance(b, Mapping) and b.get("type") == "tool-result"
+        else b
+        for b in message.get("content") or []
+    ]
+    return out
+
+
+class LeanRequests(_Broken):
+    """Captured requests leave out what neither note nor protocol doc fixes: a tool
+    result's ``isError: false`` and an assistant message's ``provenance`` (D-257).
+    Profile: SIDE-090 (the reference's byte replay)."""
+
+    name = "requests without optional fields"
+    kind = "allowed"
+
+    def op_agent_requests(self, args: Mapping[str, Any]) -> Any:
+        requests = self.reference.call("agent.requests", args)
+        return [{**r, "messages": [_lean(m) for m in r["messages"]]} for r in requests]
+
+
+def lean_requests() -> LeanRequests:
+    return LeanRequests()
+
+
 def reworded_framing() -> RewordedFraming:
     return RewordedFraming()
 
