@@ -185,7 +185,8 @@ def no_context_without_its_message(events: Sequence[Event], found: Sequence[Reco
         assert len(prompts) <= 1, f"record {record.text} was written twice"
         for position, value in context_texts(events):
             if value in record.separate:
-                assert prompts and position > prompts[0], (
+                first = prompts[0] if prompts else len(events)
+                assert position > first, (
                     f"{value} at {position} without its message {record.text} before it"
                 )
         if not prompts:
