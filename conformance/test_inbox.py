@@ -778,19 +778,21 @@ def test_a_late_settlement_after_cancellation_cannot_enqueue(
     cancelled = impl.call(
         "agent.submit", agent=agent.id, verb=verb, prepare={**args, "cancelAt": 2}
     )
+    pending = agent.state()["queued"] + agent.state()["steering"]
     with check("PREP-006", result=cancelled):
         assert cancelled["enqueued"] is False
         assert cancelled["lateSettled"] == [SOURCE_ID]
-        assert agent.state()["queued"] == []
-        assert agent.state()["steering"] == []
+        assert pending == []
         assert agent.notifications() == []
     agent.run()
-    with check("INBOX-035"):
-        assert agent.events() == []
+    if not pending:  # a message enqueued anyway is PREP-006's; its turn is not preparation's
+        with check("INBOX-035"):
+            assert agent.events() == []
     done = impl.call("agent.submit", agent=agent.id, verb=verb, prepare=args)
     with check("INBOX-032", result=done):
         assert done["enqueued"] is True
         (record,) = agent.state()["queued"]
         assert record["contexts"]
         assert record["contexts"][0]["placement"] == "prompt-prefix"
-    expect_equal("INBOX-035", agent.events(), [], what="events before the driver runs")
+    if not pending:
+        expect_equal("INBOX-035", agent.events(), [], what="events before the driver runs")
