@@ -206,6 +206,18 @@ def appended(child: JsonLog) -> Events:
     return events[child["header"]["seedLength"] :]
 
 
+#: Events that put a message in the conversation, in the notes' vocabulary.
+MESSAGE_EVENTS = frozenset(
+    {"user/message", "context/message", "steering/message", "assistant/message", "tool/result"}
+)
+
+
+def is_message(event: Mapping[str, Any]) -> bool:
+    """A message of the conversation (the reference also marks it with a surfaceOp, a
+    field the notes do not name: D-258)."""
+    return event.get("type") in MESSAGE_EVENTS or "surfaceOp" in event
+
+
 def framing_problems(child: JsonLog) -> list[str]:
     """AC-02: exactly one plugin-sourced framing context, the first appended surface event."""
     tail = appended(child)
@@ -213,7 +225,7 @@ def framing_problems(child: JsonLog) -> list[str]:
     framings = [e for e in tail if is_framing(e)]
     if len(framings) != 1:
         problems.append(f"{len(framings)} framing contexts in the appended history (want 1)")
-    first = next((e for e in tail if "surfaceOp" in e), None)
+    first = next((e for e in tail if is_message(e)), None)
     if first is None or not is_framing(first):
         problems.append(f"first appended surface event is {first and first['type']!r}")
     elif first["data"]["source"].get("kind") != "plugin":

@@ -458,7 +458,7 @@ def test_merge_back_adds_one_sidechat_context_seen_at_its_position(fresh: Implem
     with check("SIDE-025", new=new):
         assert after["events"][: len(before["events"])] == before["events"]
         assert len(inv.sidechat_contexts(new)) == 1
-        assert [e["type"] for e in new if "surfaceOp" in e] == ["context/message"]
+        assert [e["type"] for e in new if inv.is_message(e)] == ["context/message"]
     merged = inv.sidechat_contexts(new)[0]
     merged_text = inv.text_of(merged["data"]["content"])
     with check("SIDE-009", merged=merged["data"], result=result):
