@@ -257,3 +257,32 @@ def test_hard_stops_at_the_first_failure() -> None:
     with pytest.raises(CheckFailure):
         body()
     assert ran == []
+
+
+def test_a_static_case_on_the_wrong_side_blames_its_cited_ids() -> None:
+    """D-252: a case call that succeeds where the case fails blames the ids that decide
+    it; the exact code of an error is REF-010's."""
+    from dsh_conformance.conformance.test_cases import _check
+
+    lenient = Implementation(_Answers(mention_parse={"text": "x", "references": []}))
+    with pytest.raises(CheckFailure) as caught:
+        _check(
+            lenient,
+            "mention.parse",
+            {"text": "@[bad](dsh-session:%%%)"},
+            {"error": "SESSION_REFERENCE_INVALID_REFERENCE"},
+            "mention-parse-bad-explicit",
+            ["MENTION-003"],
+        )
+    assert blamed(caught.value) == ("MENTION-003",)
+    reference = Implementation(ReferenceAdapter())
+    with pytest.raises(CheckFailure) as code:
+        _check(
+            reference,
+            "mention.parse",
+            {"text": "@[bad](dsh-session:%%%)"},
+            {"error": "ANOTHER_CODE"},
+            "a case with another code",
+            ["MENTION-003"],
+        )
+    assert blamed(code.value) == ("REF-010",)
