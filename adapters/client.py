@@ -5,17 +5,29 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from dsh_conformance.adapters.contract import Adapter, Handshake, ImplementationError
+from dsh_conformance.adapters.contract import (
+    Adapter,
+    Handshake,
+    ImplementationError,
+    UnreadableResult,
+)
 
-__all__ = ["Implementation", "ImplementationError"]
+__all__ = ["Implementation", "ImplementationError", "UnreadableResult"]
 
 
 class Implementation:
-    """A handshaken adapter with a convenient ``call(op, **args)``."""
+    """A handshaken adapter with a convenient ``call(op, **args)``.
 
-    def __init__(self, adapter: Adapter, name: str = "") -> None:
+    Every result ``call`` returns matches its op's published schema (``validate``, on by
+    default): a check reads it for its meaning, and a result the schema does not allow
+    raises ``UnreadableResult`` (a protocol problem, blamed on no requirement) instead
+    of a ``KeyError`` deep inside a check (issue 36).
+    """
+
+    def __init__(self, adapter: Adapter, name: str = "", *, validate: bool = True) -> None:
         self.adapter = adapter
         self.name = name
+        self.validate = validate
         self.handshake: Handshake = adapter.handshake()
 
     @property
@@ -26,8 +38,17 @@ class Implementation:
         return capability in self.handshake.capabilities
 
     def call(self, op: str, /, **args: Any) -> Any:
-        """Run *op*; raises ImplementationError (typed error) or AdapterFault."""
-        return self.adapter.call(op, args)
+        """Run *op*; raises ImplementationError (typed error), AdapterFault, or
+        UnreadableResult when the result breaks the op's schema."""
+        result = self.adapter.call(op, args)
+        return self._checked(op, args, result)
+
+    def _checked(self, op: str, args: Mapping[str, Any], result: Any) -> Any:
+        if not self.validate:
+            return result
+        from dsh_conformance.adapters.results import check_result
+
+        return check_result(op, args, result)
 
     def call_many(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Any]:
         """Run *calls* in order, pipelined where the adapter can (every request sent
@@ -35,15 +56,19 @@ class Implementation:
         result, or the ``ImplementationError`` the call answered with.  A fault raises
         ``AdapterFault`` for the whole batch."""
         many = getattr(self.adapter, "call_many", None)
-        if many is not None:
-            return list(many([(op, dict(args)) for op, args in calls]))
         out: list[Any] = []
-        for op, args in calls:
-            try:
-                out.append(self.adapter.call(op, dict(args)))
-            except ImplementationError as exc:
-                out.append(exc)
-        return out
+        if many is not None:
+            out = list(many([(op, dict(args)) for op, args in calls]))
+        else:
+            for op, args in calls:
+                try:
+                    out.append(self.adapter.call(op, dict(args)))
+                except ImplementationError as exc:
+                    out.append(exc)
+        return [
+            got if isinstance(got, ImplementationError) else self._checked(op, args, got)
+            for (op, args), got in zip(calls, out, strict=True)
+        ]
 
     def error_code(self, op: str, /, **args: Any) -> str | None:
         """The error code *op* fails with, or None when it succeeds."""

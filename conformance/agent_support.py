@@ -179,13 +179,10 @@ def derive(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             out.append({"role": "user", "content": data["content"]})
         elif kind == "assistant/message":
             if data["content"]:
-                out.append(
-                    {
-                        "role": "assistant",
-                        "content": data["content"],
-                        "provenance": data["provenance"],
-                    }
-                )
+                message = {"role": "assistant", "content": data["content"]}
+                if "provenance" in data:  # the log's own field, when it keeps one
+                    message["provenance"] = data["provenance"]
+                out.append(message)
         else:
             out.append(
                 {
@@ -193,9 +190,9 @@ def derive(events: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                     "content": [
                         {
                             "type": "tool-result",
-                            "toolCallId": data["callId"],
-                            "content": data["content"],
-                            "isError": data["isError"],
+                            "toolCallId": data.get("callId"),
+                            "content": data.get("content"),
+                            "isError": data.get("isError", False),
                         }
                     ],
                 }
@@ -209,17 +206,18 @@ def replay(events: Sequence[Mapping[str, Any]], session_id: str) -> list[dict[st
     header: Mapping[str, Any] | None = None
     for index, event in enumerate(events):
         if event["type"] == "request/header":
-            header = event["data"]["header"]
+            header = (event.get("data") or {}).get("header") or {}
         if event["type"] != "step/start":
             continue
         step_header = header
         after = events[index + 1] if index + 1 < len(events) else None
         if after is not None and after["type"] == "request/header":
-            step_header = after["data"]["header"]
+            step_header = (after.get("data") or {}).get("header") or {}
         assert step_header is not None, "a step without a request header"
+        config = step_header.get("config") or {}
         request: dict[str, Any] = {
-            "provider": step_header["config"]["provider"],
-            "model": step_header["config"]["model"],
+            "provider": config.get("provider"),
+            "model": config.get("model"),
             "messages": derive(events[:index]),
         }
         for key in ("system", "tools"):

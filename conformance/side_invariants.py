@@ -53,9 +53,13 @@ def canonical_json(value: object) -> str:
 # --- balanced completed-turn prefix ------------------------------------------------------
 
 
-def _turn_ok(turn: Events, number: int) -> bool:
-    """One closed turn ``turn/start … turn/end``: numbering, step nesting, call pairing."""
-    if turn[0]["data"].get("turn") != number or turn[-1]["data"].get("turn") != number:
+def _turn_ok(turn: Events, number: int | None) -> bool:
+    """One closed turn ``turn/start … turn/end``: numbering (unless *number* is None),
+    step nesting, call pairing."""
+    opened, closed = turn[0]["data"].get("turn"), turn[-1]["data"].get("turn")
+    if number is not None and (opened != number or closed != number):
+        return False
+    if opened != closed:  # a turn/end closes the turn it names
         return False
     in_step = False
     waiting: set[str] = set()
@@ -89,11 +93,13 @@ def _turn_ok(turn: Events, number: int) -> bool:
     return not in_step
 
 
-def expected_prefix_length(events: Events) -> int:
+def expected_prefix_length(events: Events, numbered: bool = True) -> int:
     """The longest prefix ending at a turn/end in which every turn is closed and balanced.
 
     Segment the log into turns; walk them in order; stop at the first bad or unclosed
-    turn.  Events between turns are kept when a later turn/end is kept.
+    turn.  Events between turns are kept when a later turn/end is kept.  *numbered*:
+    turn numbers 1, 2, 3... contiguous, as D-91 reads "balanced" (SIDE-050); the note's
+    "balanced completed-turn prefix" (SIDE-004) does not number turns (D-256).
     """
     best = 0
     number = 1
@@ -109,7 +115,7 @@ def expected_prefix_length(events: Events) -> int:
         )
         if end is None:
             return best  # the in-flight turn is clipped
-        if not _turn_ok(events[index : end + 1], number):
+        if not _turn_ok(events[index : end + 1], number if numbered else None):
             return best
         best = end + 1
         number += 1
@@ -121,11 +127,11 @@ def expected_prefix_length(events: Events) -> int:
 
 
 def message_of(event: Mapping[str, Any]) -> dict[str, Any] | None:
-    data = event["data"]
+    data = event.get("data") or {}
     if event["type"] in ("user/message", "context/message", "steering/message"):
-        return {"role": "user", "content": data["content"]}
+        return {"role": "user", "content": data.get("content") or []}
     if event["type"] == "assistant/message":
-        if not data["content"]:
+        if not data.get("content"):
             return None
         out = {"role": "assistant", "content": data["content"]}
         if "provenance" in data:
@@ -137,8 +143,8 @@ def message_of(event: Mapping[str, Any]) -> dict[str, Any] | None:
             "content": [
                 {
                     "type": "tool-result",
-                    "toolCallId": data["callId"],
-                    "content": data["content"],
+                    "toolCallId": data.get("callId"),
+                    "content": data.get("content") or [],
                     "isError": data.get("isError", False),
                 }
             ],
@@ -200,6 +206,18 @@ def appended(child: JsonLog) -> Events:
     return events[child["header"]["seedLength"] :]
 
 
+#: Events that put a message in the conversation, in the notes' vocabulary.
+MESSAGE_EVENTS = frozenset(
+    {"user/message", "context/message", "steering/message", "assistant/message", "tool/result"}
+)
+
+
+def is_message(event: Mapping[str, Any]) -> bool:
+    """A message of the conversation (the reference also marks it with a surfaceOp, a
+    field the notes do not name: D-258)."""
+    return event.get("type") in MESSAGE_EVENTS or "surfaceOp" in event
+
+
 def framing_problems(child: JsonLog) -> list[str]:
     """AC-02: exactly one plugin-sourced framing context, the first appended surface event."""
     tail = appended(child)
@@ -207,7 +225,7 @@ def framing_problems(child: JsonLog) -> list[str]:
     framings = [e for e in tail if is_framing(e)]
     if len(framings) != 1:
         problems.append(f"{len(framings)} framing contexts in the appended history (want 1)")
-    first = next((e for e in tail if "surfaceOp" in e), None)
+    first = next((e for e in tail if is_message(e)), None)
     if first is None or not is_framing(first):
         problems.append(f"first appended surface event is {first and first['type']!r}")
     elif first["data"]["source"].get("kind") != "plugin":
@@ -288,16 +306,19 @@ def seed_fork_points(events: Events) -> tuple[int, ...]:
     "completed" is this project's reading (D-90, SIDE-050 pins the last turn/end of any
     reason), not the sentence's.
     """
-    limit = expected_prefix_length(events)
-    ends = [i + 1 for i in range(limit) if events[i]["type"] == "turn/end"]
-    completed = [
-        i + 1
-        for i in range(limit)
-        if events[i]["type"] == "turn/end"
-        and (events[i]["data"].get("reason") or {}).get("kind") == "completed"
-    ]
-    floor = completed[-1] if completed else 0
-    return tuple(n for n in [0, *ends] if n >= floor)
+    allowed: set[int] = set()
+    for numbered in (True, False):  # a numbering gap may end "balanced" or not (D-256)
+        limit = expected_prefix_length(events, numbered=numbered)
+        ends = [i + 1 for i in range(limit) if events[i]["type"] == "turn/end"]
+        completed = [
+            i + 1
+            for i in range(limit)
+            if events[i]["type"] == "turn/end"
+            and (events[i]["data"].get("reason") or {}).get("kind") == "completed"
+        ]
+        floor = completed[-1] if completed else 0
+        allowed.update(n for n in [0, *ends] if n >= floor)
+    return tuple(sorted(allowed))
 
 
 def expect_fork(
@@ -337,17 +358,108 @@ def expect_fork(
     expect_equal("SIDE-050", length, expected_prefix_length(events), what="seedLength", **shown)
 
 
-def request_problems(requests: Sequence[Mapping[str, Any]], log: JsonLog) -> list[str]:
-    """Each captured request names this session and equals the replay of its own steps."""
+def _block_meaning(block: object) -> object:
+    """What the model reads of one content block; None for what a host may leave out."""
+    if not isinstance(block, Mapping):
+        return ("?", canonical_json(block))
+    kind = block.get("type")
+    if kind == "text":
+        return None  # text is read run together (see meaning)
+    if kind == "reasoning":
+        return None  # whether reasoning goes back to the model is the host's
+    if kind == "tool-call":
+        return ("tool-call", block.get("id"), block.get("name"))
+    if kind == "tool-result":
+        inner = block.get("content")
+        return (
+            "tool-result",
+            block.get("toolCallId"),
+            text_of(inner) if isinstance(inner, list) else canonical_json(inner),
+            bool(block.get("isError", False)),
+        )
+    return (str(kind), canonical_json(block))
+
+
+def meaning(messages: object) -> list[tuple[object, ...]]:
+    """Messages as the model reads them (issue 36, D-257): role, the text run together
+    and each non-text block by what it says.  Layout, optional fields (a tool result's
+    ``isError: false``, an assistant's ``provenance``), reasoning and empty messages are
+    the host's: neither note nor protocol doc fixes those bytes."""
+    out: list[tuple[object, ...]] = []
+    for message in messages if isinstance(messages, list) else [messages]:
+        if not isinstance(message, Mapping):
+            out.append(("?", canonical_json(message)))
+            continue
+        items: list[object] = []
+        text = ""
+        for block in message.get("content") or []:
+            if isinstance(block, Mapping) and block.get("type") == "text":
+                text += str(block.get("text", ""))
+                continue
+            read = _block_meaning(block)
+            if read is not None:
+                if text:
+                    items.append(text)
+                    text = ""
+                items.append(read)
+        if text:
+            items.append(text)
+        if items:
+            out.append((message.get("role"), *items))
+    return out
+
+
+def _first_difference(actual: list[Any], expected: list[Any]) -> str:
+    for i, (a, e) in enumerate(zip(actual, expected, strict=False)):
+        if a != e:
+            return f"message {i}: {a!r} where the log has {e!r}"
+    return f"{len(actual)} messages where the log has {len(expected)}"
+
+
+def request_problems(
+    requests: Sequence[Mapping[str, Any]], log: JsonLog, exact: bool = False
+) -> list[str]:
+    """Each captured request names this session and replays its log, each problem with
+    the difference shown.
+
+    At the seed's level (*exact* false: SIDE-010, SIDE-026) a request is read for its
+    meaning and must be the replay of some log prefix, the requests in log order: a host
+    need not write ``step/start`` events nor the reference's message bytes.  *exact* is
+    the reference's replay (SIDE-090, D-72): one request per ``step/start``, its messages
+    the byte-identical derivation of the log before it.
+    """
     problems = []
     events = log["events"]
     first = log["header"].get("seedLength") or 0
-    replays = replayed_messages(events, first)
-    if len(replays) != len(requests):
-        problems.append(f"{len(requests)} requests but {len(replays)} steps in the log")
-    for i, (request, messages) in enumerate(zip(requests, replays, strict=False)):
-        if request.get("sessionId") != log["header"]["id"]:
+    sid = log["header"].get("id")
+    for i, request in enumerate(requests):
+        if request.get("sessionId") != sid:
             problems.append(f"request {i} names session {request.get('sessionId')!r}")
-        if canonical_json(request.get("messages")) != canonical_json(messages):
-            problems.append(f"request {i} is not the replay of its log position")
+    if exact:
+        replays = replayed_messages(events, first)
+        if len(replays) != len(requests):
+            problems.append(f"{len(requests)} requests but {len(replays)} steps in the log")
+        for i, (request, messages) in enumerate(zip(requests, replays, strict=False)):
+            got, want = request.get("messages"), messages
+            if canonical_json(got) != canonical_json(want):
+                problems.append(
+                    f"request {i} is not the byte replay of its log position: "
+                    + _first_difference(
+                        [canonical_json(m) for m in got or []], [canonical_json(m) for m in want]
+                    )
+                )
+        return problems
+    prefixes = [meaning(derive(events[:k])) for k in range(len(events) + 1)]
+    at = first
+    for i, request in enumerate(requests):
+        read = meaning(request.get("messages"))
+        found = next((k for k in range(at, len(prefixes)) if prefixes[k] == read), None)
+        if found is None:
+            nearest = prefixes[-1] if len(read) >= len(prefixes[-1]) else prefixes[at]
+            problems.append(
+                f"request {i} is not the replay of any log position from event {at} on: "
+                + _first_difference(read, nearest)
+            )
+            continue
+        at = found
     return problems

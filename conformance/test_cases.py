@@ -13,14 +13,14 @@ A shrunk failure from a property or stateful test can be pasted in as a permanen
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.adapters.contract import Handshake, ImplementationError
-from dsh_conformance.checks import check, expect_equal, expect_error
+from dsh_conformance.checks import check, expect_equal, fail_all
 from dsh_conformance.conformance.casefiles import cases
 from dsh_conformance.model.jsstr import canonical_value
 
@@ -57,27 +57,65 @@ def load_cases() -> list[Any]:
     ]
 
 
-def _check(impl: Implementation, op: str, raw_args: Any, expect: Any, where: str) -> None:
+def _check(
+    impl: Implementation, op: str, raw_args: Any, expect: Any, where: str, cited: Sequence[str]
+) -> None:
+    """Judge one call of a case.  Whether it succeeds or fails is what the case's cited
+    requirements say of it, so a call on the wrong side blames them (D-252); the exact
+    result or error code is the reference's bytes (REF-010)."""
     args = canonical_value(raw_args)
     assert isinstance(args, dict), "case args must be an object"
+    try:
+        actual = impl.call(op, **args)
+    except ImplementationError as exc:
+        if expect is None or "error" not in expect:
+            _soft(
+                fail_all(
+                    cited,
+                    f"{op} failed where the case succeeds",
+                    case=where,
+                    op=op,
+                    args=args,
+                    error=exc.code,
+                    error_message=exc.message,
+                )
+            )
+            return
+        expect_equal("REF-010", exc.code, expect["error"], "error code", case=where, op=op)
+        return
     if expect is None:
-        with check("REF-010", case=where, op=op, args=args):
-            impl.call(op, **args)
-    elif "error" in expect:
-        expect_error("REF-010", impl, op, args, codes={expect["error"]})
-    else:
-        with check("REF-010", case=where, op=op, args=args):
-            actual = impl.call(op, **args)
-        expect_equal("REF-010", actual, canonical_value(expect["result"]), case=where, op=op)
+        return
+    if "error" in expect:
+        _soft(
+            fail_all(
+                cited,
+                f"{op} succeeded where the case fails",
+                case=where,
+                op=op,
+                args=args,
+                expected=expect["error"],
+                returned=actual,
+            )
+        )
+        return
+    expect_equal("REF-010", actual, canonical_value(expect["result"]), case=where, op=op)
+
+
+def _soft(failure: Exception) -> None:
+    """Record *failure* with the open collector (every case step is judged, D-250)."""
+    with check("REF-010"):  # the failure already blames its ids; check() only collects it
+        raise failure
 
 
 @pytest.mark.parametrize("case", load_cases())
 def test_case(impl: Implementation, case: dict[str, Any]) -> None:
-    """A vector is byte identity (REF-010, D-163): the requirements a case lists are what it
-    illustrates, and are judged by the property tests, not by these exact bytes."""
+    """A vector's exact bytes are identity (REF-010, D-163); whether each call succeeds or
+    fails is what the case's cited requirements say, and a call on the wrong side blames
+    them (D-252)."""
     where = f"{case['id']}: {case.get('note') or case['description']}"
+    cited = case.get("decides", case["req"]) or ["REF-010"]
     if "steps" not in case:
-        _check(impl, case["op"], case["args"], case["expect"], where)
+        _check(impl, case["op"], case["args"], case["expect"], where, cited)
         return
     # The steps are sent together (pipelined, as the protocol allows), then judged in
     # order: an implementation that answers out of order fails here (issue 23 item 7).
@@ -90,7 +128,8 @@ def test_case(impl: Implementation, case: dict[str, Any]) -> None:
     outcomes = impl.call_many(calls)
     answered = Implementation(_Answered(outcomes, impl.handshake), impl.name)
     for number, step in enumerate(steps, 1):
-        _check(answered, step["op"], step["args"], step.get("expect"), f"{where} (step {number})")
+        step_where = f"{where} (step {number})"
+        _check(answered, step["op"], step["args"], step.get("expect"), step_where, cited)
 
 
 class _Answered:

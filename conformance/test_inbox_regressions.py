@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.checks import hard
 from dsh_conformance.conformance.casefiles import cases
 from dsh_conformance.conformance.inbox_machine import BLAMES, InboxMachine
 
@@ -46,12 +47,13 @@ def check(machine: InboxMachine) -> None:
 @pytest.mark.parametrize("case", load_programs())
 def test_program(impl: Implementation, oracle: Implementation, case: dict[str, Any]) -> None:
     machine = InboxMachine(impl, oracle, prefix=case.get("prefix", True))
-    check(machine)
-    for number, step in enumerate(case["program"]):
-        assert step["rule"] in RULES, f"unknown rule {step['rule']!r}"
-        getattr(machine, step["rule"])(**step.get("args", {}))
-        try:
-            check(machine)
-        except AssertionError as exc:
-            raise AssertionError(f"after step {number} {step}: {exc}") from exc
-    machine.teardown()  # type: ignore[no-untyped-call]
+    with hard():  # a program stops at its first failing step, as a state machine does
+        check(machine)
+        for number, step in enumerate(case["program"]):
+            assert step["rule"] in RULES, f"unknown rule {step['rule']!r}"
+            getattr(machine, step["rule"])(**step.get("args", {}))
+            try:
+                check(machine)
+            except AssertionError as exc:
+                raise AssertionError(f"after step {number} {step}: {exc}") from exc
+        machine.teardown()  # type: ignore[no-untyped-call]

@@ -179,7 +179,7 @@ def test_an_empty_prompt_with_prefix_contexts_is_still_baked(
         assert data["envelope"]["displayContent"] == content
 
 
-@pytest.mark.req("ENV-060", "ENV-050", "ENV-053", "ENV-057")
+@pytest.mark.req("ENV-060", "ENV-050", "ENV-053", "ENV-057", "ENV-090")
 @settings(max_examples=40)
 @given(contexts=st.one_of(contexts_strategy(prefix=True), contexts_strategy(prefix=False)))
 def test_drained_steering_gets_the_same_split(
@@ -199,7 +199,6 @@ def test_drained_steering_gets_the_same_split(
         assert len(steering) == 1
     data = events[steering[0]]["data"]
     with check("ENV-060", steering=data):
-        assert data["turn"] == 1
         assert data["source"] == USER
         if prefix:
             assert baked_as_the_note_says(data["content"], prefix, text("steer"))
@@ -209,13 +208,15 @@ def test_drained_steering_gets_the_same_split(
         written = [e["data"] for e in events[steering[0] + 1 : steering[0] + 1 + len(separate)]]
         assert same_items(written, separate)
         assert [s["content"] for s in agent.call("agent.submissions")] == [text("go")]
+    # Which turn the steering lands in is the micro-step schedule's (D-61): ENV-090.
+    expect_equal("ENV-090", data.get("turn"), 1, what="turn of the drained steering")
     with check("ENV-053", steering=data):
         assert without_source(data) == without_source({"turn": 1, **expected})
     with check("ENV-057"):
         assert placed_after(events, steering[0], len(separate)) == separate
 
 
-@pytest.mark.req("ENV-060", "ENV-053")
+@pytest.mark.req("ENV-060", "ENV-053", "ENV-090")
 def test_steer_during_a_tool_step_with_prefix_and_separate_contexts(impl: Implementation) -> None:
     """Research note B §2.12(d), restated."""
     agent = new_agent(impl)
@@ -227,31 +228,41 @@ def test_steer_during_a_tool_step_with_prefix_and_separate_contexts(impl: Implem
     s2 = context("S2")
     agent.call("agent.steer", content=text("x"), contexts=[p, s1, s2])
     assert agent.step() == "tool", "setup: the tool step runs"
+    # When drained steering reaches the log is the reference's micro-step schedule (D-61):
+    # right after the tool batch, seen by the next request (ENV-090), judged after the
+    # note's sentence (ENV-060), the split, wherever the host drains it.
+    after_the_tool = [e["type"] for e in agent.events()[-4:]]
+    agent.run()
     events = agent.events()
-    steering = events[-3]["data"]
-    with check("ENV-060", events=events[-4:]):
-        assert [e["type"] for e in events[-4:]] == [
-            "tool/result",
-            "steering/message",
-            "context/message",
-            "context/message",
-        ]
+    at = [i for i, e in enumerate(events) if e["type"] == "steering/message"]
+    assert len(at) == 1, "setup: the steering is drained into the turn"
+    steering = events[at[0]]["data"]
+    separate = [
+        {"content": text("S1"), "source": plugin("ctx"), "meta": {"m": 1}},
+        {"content": text("S2"), "source": plugin("ctx")},
+    ]
+    with check("ENV-060", events=events[at[0] : at[0] + 3]):
         assert baked_as_the_note_says(steering["content"], [p], text("x"))
         assert steering["envelope"]["displayContent"] == text("x")
-        assert events[-2]["data"] == {
-            "content": text("S1"),
-            "source": plugin("ctx"),
-            "meta": {"m": 1},
-        }
-        assert events[-1]["data"] == {"content": text("S2"), "source": plugin("ctx")}
-    agent.run()
-    second = agent.requests()[1]["messages"]
-    with check("ENV-060", messages=second[-3:]):
-        assert second[-3:] == [
-            {"role": "user", "content": steering["content"]},
-            {"role": "user", "content": text("S1")},
-            {"role": "user", "content": text("S2")},
-        ]
+        assert [e["type"] for e in events[at[0] + 1 : at[0] + 3]] == ["context/message"] * 2
+        # in either order: the note names none for several contexts (D-196)
+        assert same_items([e["data"] for e in events[at[0] + 1 : at[0] + 3]], separate)
+    requests = agent.requests()
+    head = {"role": "user", "content": steering["content"]}
+    tail = [{"role": "user", "content": c["content"]} for c in separate]
+    with check("ENV-060", requests=requests):
+        assert any(
+            r["messages"][i] == head and same_items(r["messages"][i + 1 : i + 3], tail)
+            for r in requests
+            for i in range(len(r["messages"]))
+        ), "no request sees the steering followed by its separate contexts"
+    expect_equal(
+        "ENV-090",
+        after_the_tool,
+        ["tool/result", "steering/message", "context/message", "context/message"],
+        what="the log after the tool step",
+    )
+    expect_equal("ENV-090", requests[1]["messages"][-3:], [head, *tail], what="the 2nd request")
     with check("ENV-053", steering=steering):
         assert without_source(steering) == {
             "turn": 1,
@@ -272,8 +283,10 @@ def test_prompt_submit_sees_only_the_direct_prompt(impl: Implementation) -> None
     agent.run()
     submissions = agent.call("agent.submissions")
     user = of_type(agent.events(), "user/message")[0]["data"]
-    with check("ENV-061", submissions=submissions):
-        assert submissions == [{"turn": 1, "content": text("direct"), "source": plugin("host")}]
+    with check("ENV-061", submissions=submissions):  # turn numbers are the schedule's
+        assert [{k: v for k, v in s.items() if k != "turn"} for s in submissions] == [
+            {"content": text("direct"), "source": plugin("host")}
+        ]
         assert text("direct")[0] not in user["content"]
     expect_equal("ENV-064", user["source"], plugin("host"), what="prompt source")
 

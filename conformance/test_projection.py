@@ -54,6 +54,27 @@ def items(*pairs: tuple[str, str] | tuple[str, str, bool]) -> list[dict[str, Any
     ]
 
 
+def _squashed(text: str) -> str:
+    return "".join(text.split())
+
+
+def missing_in_order(got: list[dict[str, Any]], expected: list[dict[str, Any]]) -> list[Any]:
+    """The expected messages *got* lacks, matched in order by role, checkpoint flag and
+    text up to whitespace (how text blocks are joined is D-31's; text projected beside
+    it, reasoning say, is PROJ-004's)."""
+    rest = iter(got)
+    missing = []
+    for want in expected:
+        role, flag, text = want["role"], want["checkpoint"], _squashed(want["text"])
+        if not any(
+            (i["role"], i["checkpoint"]) == (role, flag) and text in _squashed(i["text"])
+            for i in rest
+        ):
+            missing.append(want)
+            rest = iter(got)  # report each missing one, not the rest as well
+    return missing
+
+
 @pytest.mark.req("PROJ-001", "PROJ-004", "PROJ-006")
 @settings(suppress_health_check=SLOW)
 @given(session_cases())
@@ -63,18 +84,19 @@ def test_projection_keeps_exactly_what_the_seed_keeps(
     """The expected projection is computed by the generator while it builds the log."""
     got = impl.call("projection.project", session=case.session)
     texts = {item["text"] for item in got}
-    leaked = sorted(texts & set(case.hidden))
+    # a hidden text is leaked whether projected alone or joined into a kept message
+    leaked = sorted(h for h in set(case.hidden) if h and any(h in t for t in texts))
     expect(
         "PROJ-004", not leaked, "an excluded, shadowed or baked text was projected", leaked=leaked
     )
-    expect_equal(
-        "PROJ-001",
-        [(i["role"], i["checkpoint"]) for i in got],
-        [(e["role"], e["checkpoint"]) for e in case.expected],
-        what="kept messages (role, checkpoint)",
-    )
-    # The exact text of each message (LF-joined blocks, display content) is D-31's.
-    expect_equal("PROJ-006", got, case.expected, what="projected messages")
+    # Each message the note keeps is there, in order, with its role and checkpoint flag,
+    # its text however its blocks are joined (D-31 is PROJ-006's).  A message with no text
+    # (an empty direct-user message) may be kept as '' or dropped (D-256); what else is
+    # projected is PROJ-004's.
+    missing = missing_in_order(got, case.expected)
+    expect("PROJ-001", not missing, "a kept message is missing", missing=missing, got=got)
+    if not leaked and not missing:  # the exact texts, once the right messages are there
+        expect_equal("PROJ-006", got, case.expected, what="projected messages")
 
 
 @pytest.mark.req("PROJ-007", "PROJ-005")
@@ -160,7 +182,8 @@ def test_upstream_fixture(impl: Implementation) -> None:
     excluded = {"workspace secret", "plugin steer", "out", "think", "plugin user", "r", "partial"}
     leaked = sorted({i["text"] for i in got} & (excluded | {"old user", "old assistant"}))
     expect("PROJ-004", not leaked, "an excluded text was projected", leaked=leaked)
-    expect_equal("PROJ-001", [i for i in got if i in kept], kept, what="kept messages")
+    missing = missing_in_order(got, kept)
+    expect("PROJ-001", not missing, "a kept message is missing", missing=missing, got=got)
     capture = impl.call("session.surface", session=session)["capturedThroughSeq"]
     expect_equal("PROJ-007", capture, 13, what="capturedThroughSeq")
 
@@ -302,6 +325,8 @@ def test_checkpoints_are_recognized_by_source_only(impl: Implementation) -> None
         "a compact-sourced message with backend fields is not a checkpoint",
         got=got,
     )
+    if flags.get("backend fields") is not True:
+        return  # the rest is judged once checkpoints are recognized at all (PROJ-002)
     expect_equal(
         "PROJ-008",
         got,

@@ -54,6 +54,7 @@ pytestmark = [
         "SIDE-005",
         "SIDE-008",
         "SIDE-010",
+        "SIDE-090",
         "SIDE-015",
         "SIDE-020",
         "SIDE-024",
@@ -432,6 +433,8 @@ class SideMachine(RuleBasedStateMachine):
             requests = self.impl.call("agent.requests", agent=aid)
             problems = inv.request_problems(requests, self.log(aid))
             expect("SIDE-010", problems == [], "; ".join(problems), agent=aid)
+            exact = inv.request_problems(requests, self.log(aid), exact=True)
+            expect("SIDE-090", exact == [], "; ".join(exact), agent=aid)
 
     @invariant()
     def merges_are_single_capped_contexts(self) -> None:

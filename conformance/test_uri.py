@@ -27,7 +27,7 @@ INVALID = "SESSION_REFERENCE_INVALID_REFERENCE"
 SCHEME = "dsh-session:"
 #: base64url with the padding RFC 4648 allows (the seed does not forbid it).
 PADDED_OK = re.compile(r"[A-Za-z0-9_-]+={0,2}")
-URI_SHAPE = re.compile(r"dsh-session:[A-Za-z0-9_-]+")
+URI_SHAPE = re.compile(r"dsh-session:[A-Za-z0-9_-]*")  # an empty payload is URI-001's
 
 
 def json_text(uri: str) -> str | None:
@@ -108,7 +108,8 @@ def test_decorated_uris_are_rejected(impl: Implementation, sid: str, junk: str) 
         if bad == uri:
             continue
         code = expect_error("URI-003", impl, "uri.decode", {"uri": bad})
-        expect_equal("URI-005", code, INVALID, what="error code", uri=bad)
+        if code is not None:  # it failed: which code is judged apart
+            expect_equal("URI-005", code, INVALID, what="error code", uri=bad)
 
 
 @pytest.mark.req("URI-003", "URI-005")
@@ -129,7 +130,8 @@ def test_decorated_uris_are_rejected(impl: Implementation, sid: str, junk: str) 
 )
 def test_malformed_uris_are_invalid_reference(impl: Implementation, uri: str) -> None:
     code = expect_error("URI-003", impl, "uri.decode", {"uri": uri})
-    expect_equal("URI-005", code, INVALID, what="error code", uri=uri)
+    if code is not None:  # it failed: which code is judged apart
+        expect_equal("URI-005", code, INVALID, what="error code", uri=uri)
 
 
 @pytest.mark.req("URI-003", "URI-005")
@@ -138,7 +140,8 @@ def test_non_string_uri_is_invalid_reference(impl: Implementation, value: object
     """No sentence of the notes speaks of a non-string URI (the seed-era code throws a
     TypeError): rejecting it and its code are the reference profile's (D-7)."""
     code = expect_error("URI-003", impl, "uri.decode", {"uri": value})
-    expect_equal("URI-005", code, INVALID, what="error code", uri=value)
+    if code is not None:  # it failed: which code is judged apart
+        expect_equal("URI-005", code, INVALID, what="error code", uri=value)
 
 
 @pytest.mark.differential

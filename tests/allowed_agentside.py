@@ -29,8 +29,9 @@ REWORDED_FRAMING = (
     "on by its own."
 )
 
-#: Another heading of the same UTF-8 length (26 bytes), so every cap computation holds.
-REWORDED_HEADING = "## Note from a side chat\n\n"
+#: Another heading, shorter (14 UTF-8 bytes, the reference's has 26): no seed check may
+#: depend on the heading's length (issue 36); what is merged stays within the cap.
+REWORDED_HEADING = "## Side note\n\n"
 
 _REQUEST = re.compile(
     r"Write a handback note for the main session: the conclusions of this side session "
@@ -112,6 +113,38 @@ class RewordedHandback(_Reworded):
         if text.startswith(REWORDED_HEADING):
             text = HANDBACK_HEADING + text[len(REWORDED_HEADING) :]
         return _REWORDED_REQUEST.sub(lambda m: _original_request(m.group(1)), text)
+
+
+def _lean(message: Any) -> Any:
+    """A request message without the optional bytes: a tool result's ``isError: false``
+    and an assistant message's ``provenance``."""
+    if not isinstance(message, Mapping):
+        return message
+    out = {k: v for k, v in message.items() if k != "provenance"}
+    out["content"] = [
+        {k: v for k, v in b.items() if not (k == "isError" and v is False)}
+        if isinstance(b, Mapping) and b.get("type") == "tool-result"
+        else b
+        for b in message.get("content") or []
+    ]
+    return out
+
+
+class LeanRequests(_Broken):
+    """Captured requests leave out what neither note nor protocol doc fixes: a tool
+    result's ``isError: false`` and an assistant message's ``provenance`` (D-257).
+    Profile: SIDE-090 (the reference's byte replay)."""
+
+    name = "requests without optional fields"
+    kind = "allowed"
+
+    def op_agent_requests(self, args: Mapping[str, Any]) -> Any:
+        requests = self.reference.call("agent.requests", args)
+        return [{**r, "messages": [_lean(m) for m in r["messages"]]} for r in requests]
+
+
+def lean_requests() -> LeanRequests:
+    return LeanRequests()
 
 
 def reworded_framing() -> RewordedFraming:

@@ -157,6 +157,86 @@ class StrictMentions(_Allowed):
         return self.reference.call("mention.parse", args)
 
 
+class PrefixQuery(_Allowed):
+    """A query matches the start of the id or of the cwd, as typed: 'v1 discovery filters
+    only id and cwd' names the fields, not how a query matches them (D-253).
+    Profile: HOST-011 (substring, any case)."""
+
+    name = "prefix query on id and cwd"
+
+    def op_candidates_list(self, args: Mapping[str, Any]) -> Any:
+        self.reference.call("candidates.list", args)  # the same errors, limit checks first
+        needle = str(args.get("query", ""))
+        every = self.reference.call("candidates.list", {**args, "query": "", "limit": EVERYTHING})
+        kept = [
+            c
+            for c in every
+            if c["sessionId"].startswith(needle) or str(c.get("cwd", "\0")).startswith(needle)
+        ]
+        return kept[: _limit(args)]
+
+
+class ListsTheTarget(_Allowed):
+    """Offers the target session among its own candidates: the note neither excludes it
+    nor orders candidates (D-49, D-253).  Profile: HOST-009."""
+
+    name = "the target is a candidate too"
+
+    def op_candidates_list(self, args: Mapping[str, Any]) -> Any:
+        got = self.reference.call("candidates.list", args)
+        target = args.get("target") or {}
+        sessions = args.get("sessions") or {}
+        own = [s for s in sessions.values() if s.get("header", {}).get("id") == target.get("id")]
+        if not own or len(got) >= _limit(args):
+            return got
+        query = str(args.get("query", "")).lower()
+        header = own[0]["header"]
+        if (
+            query
+            and query not in header["id"].lower()
+            and query not in str(header.get("cwd", "\0")).lower()
+        ):
+            return got
+        alone = self.reference.call(
+            "candidates.list",
+            {**args, "target": {"id": "\0none"}, "sessions": {"t": own[0]}, "query": ""},
+        )
+        return [*got, *alone]
+
+
+#: A bare 'dsh-session:' whose run is only '-' and '_' (not inside an explicit mention).
+_PUNCTUATION_ONLY: Final = re.compile(r"(?<!\]\()dsh-session:(?=[-_]+(?![A-Za-z0-9_-]))")
+_HIDDEN: Final = "\ue000dsh\ue001session:"
+
+
+class PunctuationPayloadsAreText(_Allowed):
+    """'dsh-session:-' stays text: the note's "punctuation-only uses remain ordinary
+    discussion text", where D-10 reads '-' as a payload that fails to decode (D-255).
+    Profile: MENTION-008."""
+
+    name = "punctuation-only payloads are text"
+
+    def op_mention_parse(self, args: Mapping[str, Any]) -> Any:
+        text = args.get("text")
+        if not isinstance(text, str) or not _PUNCTUATION_ONLY.search(text):
+            return self.reference.call("mention.parse", args)
+        hidden = _PUNCTUATION_ONLY.sub(_HIDDEN, text)
+        parsed = self.reference.call("mention.parse", {**args, "text": hidden})
+        return {**parsed, "text": parsed["text"].replace(_HIDDEN, "dsh-session:")}
+
+
+def prefix_query() -> PrefixQuery:
+    return PrefixQuery()
+
+
+def lists_the_target() -> ListsTheTarget:
+    return ListsTheTarget()
+
+
+def punctuation_is_text() -> PunctuationPayloadsAreText:
+    return PunctuationPayloadsAreText()
+
+
 def title_search() -> TitleSearch:
     return TitleSearch()
 

@@ -36,6 +36,8 @@ SELECTION = (
         ("reworded_framing", {"REF-008", "REF-009"}),
         # Another heading and handback request: the profile's texts and identity.
         ("reworded_handback", {"REF-008", "REF-009", "SIDE-056", "SIDE-058"}),
+        # Requests without isError: false and provenance: the reference's bytes only.
+        ("lean_requests", {"SIDE-090"}),
     ],
 )
 def test_allowed_differences_pass_the_seed_verdict(

@@ -31,6 +31,9 @@ from dsh_conformance.spec import load_catalog
         ("non_string_title", "candidates", {"HOST-012"}),
         ("empty_title", "candidates", {"HOST-012"}),
         ("strict_mentions", "mention", {"MENTION-010"}),
+        ("prefix_query", "candidates", {"HOST-011"}),
+        ("lists_the_target", "candidates", {"HOST-009"}),
+        ("punctuation_is_text", "mention", {"MENTION-008"}),
     ],
 )
 def test_allowed_difference_passes_the_seed_verdict(

@@ -9,16 +9,27 @@ to act: the requirement, the input, what was expected and what came back.
         assert "=" not in uri
     expect_equal("URI-002", decoded, sid, input=sid)
     expect_error("URI-005", impl, "uri.decode", {"uri": 1}, codes={INVALID})
+    label = read("prepare", args, result, lambda r: r["sources"][0]["label"])
+
+Every check of a test runs (issue 36, D-250): inside ``collect()`` (the plugin opens one
+per example) a failed check is recorded and the test goes on, so one failure neither
+hides another defect nor leaves a cited id inconclusive; the example then fails with all
+of them.  A result a check cannot read (``UnreadableResult``: it breaks its op's schema,
+or a ``KeyError``/``TypeError``/``IndexError`` while a check reads it) blames no
+requirement: it is a protocol problem of the run (D-251).
 
 Imported by every conformance module: it imports nothing heavy.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from dsh_conformance.adapters.contract import UnreadableResult
 
 if TYPE_CHECKING:
     from dsh_conformance.adapters.client import Implementation
@@ -27,6 +38,11 @@ if TYPE_CHECKING:
 BLAME_ATTR: Final = "__dsh_blame__"
 #: How much of one value a failure message shows.
 SHOWN: Final = 600
+#: What a check raises when it reads past what a result holds: a reading error, never
+#: a requirement's failure (D-251).
+READING_ERRORS: Final = (KeyError, IndexError, TypeError, AttributeError)
+
+T = TypeVar("T")
 
 
 class CheckFailure(AssertionError):
@@ -59,27 +75,181 @@ def blamed(exc: BaseException) -> tuple[str, ...]:
     """Every requirement blamed by *exc*, its causes and the members of its groups."""
     found: list[str] = []
     seen: set[int] = set()
-    stack = [exc]
+    queue = [exc]
+    while queue:
+        current = queue.pop(0)  # group members in their order
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        found.extend(getattr(current, BLAME_ATTR, ()) or ())
+        queue.extend(
+            e for e in getattr(current, "exceptions", ()) or () if isinstance(e, BaseException)
+        )
+        queue.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+    return tuple(dict.fromkeys(found))
+
+
+def unreadable(exc: BaseException) -> UnreadableResult | None:
+    """The ``UnreadableResult`` behind *exc* (itself, a cause or a group member), if the
+    failure is one a check could not read and no check blamed."""
+    if blamed(exc):
+        return None
+    stack: list[BaseException] = [exc]
+    seen: set[int] = set()
     while stack:
         current = stack.pop()
         if id(current) in seen:
             continue
         seen.add(id(current))
-        found.extend(getattr(current, BLAME_ATTR, ()) or ())
+        if isinstance(current, UnreadableResult):
+            return current
         stack.extend(
             e for e in getattr(current, "exceptions", ()) or () if isinstance(e, BaseException)
         )
         stack.extend(e for e in (current.__cause__, current.__context__) if e is not None)
-    return tuple(dict.fromkeys(found))
+    return None
+
+
+def unreadable_result(op: str, args: object, result: object, reason: str) -> UnreadableResult:
+    """``UnreadableResult`` whose notes show the op's arguments and result beside why."""
+    found = UnreadableResult(op, args, result, reason)
+    found.add_note(f"  args = {_show(args)}\n  result = {_show(result)}")
+    return found
+
+
+def _reading(exc: Exception, what: str, op: str, args: object, result: object) -> UnreadableResult:
+    return unreadable_result(op, args, result, f"{type(exc).__name__} {exc} while {what}")
+
+
+def read(op: str, args: object, result: T, reader: Callable[[T], Any]) -> Any:
+    """``reader(result)``; a ``KeyError``/``IndexError``/``TypeError``/``AttributeError``
+    while reading becomes ``UnreadableResult`` naming *op*, *args* and *result*: the check
+    could not read the result, which blames no requirement (D-251)."""
+    __tracebackhide__ = True  # pytest shows the failing test line, not this helper
+    try:
+        return reader(result)
+    except READING_ERRORS as exc:
+        raise _reading(exc, "reading it", op, args, result) from exc
+
+
+# --- soft checks: every check of an example runs (D-250) ----------------------------------
+
+#: The failures collected by the open ``collect()`` blocks, innermost last; None for a
+#: ``hard()`` block, where the first failure stops the test.
+_COLLECTED: list[list[Exception] | None] = []
+
+
+def _judges_the_seed(exc: BaseException) -> bool:
+    """Whether *exc* blames a requirement of a note's sentence (the seed verdict)."""
+    from dsh_conformance.spec import load_catalog
+
+    catalog = load_catalog().requirements
+    return any(getattr(catalog.get(rid), "verdict", "") == "seed" for rid in blamed(exc))
+
+
+def _record(exc: Exception) -> bool:
+    """Keep *exc* (a blamed check failure) for the open collector; False when none is
+    open and the caller must raise it.
+
+    A profile check never stops a seed check; once a seed check of the example failed,
+    a later profile check's failure is moot (it judges a state the seed already
+    rejected: no error where a code is pinned, a list with an extra item) and is left
+    out, so it neither adds collateral blame nor hides anything of the seed (D-250)."""
+    if not _COLLECTED or _COLLECTED[-1] is None:
+        return False
+    found = _COLLECTED[-1]
+    if any(_judges_the_seed(e) for e in found) and not _judges_the_seed(exc):
+        return True
+    found.append(exc)
+    return True
+
+
+@contextmanager
+def hard() -> Iterator[None]:
+    """Inside the block the first failed check stops the test, as outside any collector:
+    for programs of steps whose later steps run on the state a failure left."""
+    _COLLECTED.append(None)
+    try:
+        yield
+    finally:
+        _COLLECTED.pop()
+
+
+def _raise_all(failures: Sequence[Exception]) -> None:
+    __tracebackhide__ = True  # pytest shows the failing test line, not this helper
+    if len(failures) == 1:
+        raise failures[0]
+    if failures:
+        raise ExceptionGroup(f"{len(failures)} checks failed", list(failures))
+
+
+@contextmanager
+def collect() -> Iterator[None]:
+    """Run the block with soft checks: a failed ``check``/``expect*`` is recorded and the
+    block goes on; at its end one failure is raised as it is, several as one
+    ``ExceptionGroup`` whose members keep their blame (D-250).
+
+    What the block raises itself ends it: after recorded failures, an unblamed error is
+    their consequence (a check found the result wrong, a later line could not use it)
+    and is shown as a note; with none recorded, an unblamed reading error becomes
+    ``UnreadableResult`` (D-251) and anything else propagates as it is.
+    """
+    __tracebackhide__ = True  # pytest shows the failing test line, not this helper
+    found: list[Exception] = []
+    _COLLECTED.append(found)
+    try:
+        yield
+    except Exception as exc:
+        _COLLECTED.pop()
+        if blamed(exc):
+            _raise_all([*found, exc])
+        if found:
+            found[-1].add_note(f"then the test stopped: {type(exc).__name__}: {exc}")
+            _raise_all(found)
+        if isinstance(exc, READING_ERRORS):
+            raise _reading(exc, "the test read a result", "a result", {}, None) from exc
+        raise
+    else:
+        _COLLECTED.pop()
+    _raise_all(found)
+
+
+def collecting(test: Callable[..., T]) -> Callable[..., T]:
+    """*test* run inside ``collect()`` each time it is called (once per Hypothesis
+    example); wrapping an already wrapped test changes nothing."""
+    if getattr(test, "__dsh_collects__", False):
+        return test
+
+    @functools.wraps(test)
+    def collected(*args: Any, **kwargs: Any) -> T:
+        __tracebackhide__ = True  # pytest shows the failing test line, not this helper
+        with collect():
+            return test(*args, **kwargs)
+
+    collected.__dsh_collects__ = True  # type: ignore[attr-defined]
+    return collected
 
 
 @contextmanager
 def check(requirement: str, **inputs: object) -> Iterator[None]:
-    """Blame any failure inside the block on *requirement*; *inputs* are shown with it."""
+    """Blame any failure inside the block on *requirement*; *inputs* are shown with it.
+
+    A result the block cannot read (``UnreadableResult``, or a reading error) blames no
+    requirement (D-251); inside ``collect()`` a failed assertion is recorded and the test
+    goes on after the block (D-250).
+    """
     try:
         yield
+    except UnreadableResult:
+        raise
+    except READING_ERRORS as exc:
+        if blamed(exc):  # an inner check's failure, already judged
+            raise
+        raise _reading(exc, f"checking {requirement}", "a result", dict(inputs), None) from exc
     except Exception as exc:
         blame(exc, requirement, inputs)
+        if isinstance(exc, AssertionError) and _record(exc):
+            return
         raise
 
 
@@ -91,11 +261,28 @@ def fail(requirement: str, message: str, **inputs: object) -> CheckFailure:
     return exc
 
 
+def fail_all(requirements: Sequence[str], message: str, **inputs: object) -> CheckFailure:
+    """One failure that breaks each of *requirements* at once (a static case's cited ids
+    when the call succeeds where the case says it fails, or the other way round)."""
+    __tracebackhide__ = True  # pytest shows the failing test line, not this helper
+    ids = tuple(dict.fromkeys(requirements))
+    exc = CheckFailure(f"[{', '.join(ids)}] {message}{_context(inputs)}")
+    setattr(exc, BLAME_ATTR, ids)
+    return exc
+
+
+def _soft(exc: CheckFailure) -> None:
+    """Record *exc* in the open collector, else raise it."""
+    __tracebackhide__ = True  # pytest shows the failing test line, not this helper
+    if not _record(exc):
+        raise exc
+
+
 def expect(requirement: str, condition: object, message: str, **inputs: object) -> None:
     """Fail *requirement* with *message* unless *condition* holds."""
     __tracebackhide__ = True  # pytest shows the failing test line, not this helper
     if not condition:
-        raise fail(requirement, message, **inputs)
+        _soft(fail(requirement, message, **inputs))
 
 
 def expect_equal(
@@ -108,13 +295,7 @@ def expect_equal(
         shown_expected, shown_actual = _show(expected), _show(actual)
         if len(shown_expected) + len(shown_actual) <= 160:
             headline = f"{what}: expected {shown_expected}, got {shown_actual}"
-        raise fail(
-            requirement,
-            headline,
-            **inputs,
-            expected=expected,
-            actual=actual,
-        )
+        _soft(fail(requirement, headline, **inputs, expected=expected, actual=actual))
 
 
 def expect_error(
@@ -123,10 +304,11 @@ def expect_error(
     op: str,
     args: Mapping[str, Any],
     codes: Collection[str] | None = None,
-) -> str:
+) -> str | None:
     """Fail *requirement* unless *op* fails with a typed error (one of *codes*, if given).
 
-    Returns the code.  When the call succeeds, the failure shows what it returned.
+    Returns the code, or None when the call succeeded (the failure, recorded by an open
+    collector, shows what it returned): a check of the code has nothing to judge then.
     """
     __tracebackhide__ = True  # pytest shows the failing test line, not this helper
     from dsh_conformance.adapters.contract import ImplementationError
@@ -135,22 +317,27 @@ def expect_error(
         result = impl.adapter.call(op, dict(args))
     except ImplementationError as exc:
         if codes is not None and exc.code not in codes:
-            raise fail(
-                requirement,
-                f"{op} failed with the wrong error code",
-                args=dict(args),
-                expected=sorted(codes),
-                actual=exc.code,
-            ) from None
+            _soft(
+                fail(
+                    requirement,
+                    f"{op} failed with the wrong error code",
+                    args=dict(args),
+                    expected=sorted(codes),
+                    actual=exc.code,
+                )
+            )
         return exc.code
     expected = sorted(codes) if codes is not None else "a typed error"
-    raise fail(
-        requirement,
-        f"{op} succeeded where it must fail",
-        args=dict(args),
-        expected=expected,
-        returned=result,
+    _soft(
+        fail(
+            requirement,
+            f"{op} succeeded where it must fail",
+            args=dict(args),
+            expected=expected,
+            returned=result,
+        )
     )
+    return None
 
 
 def every(*checks: Callable[[], object]) -> None:
@@ -165,10 +352,29 @@ def every(*checks: Callable[[], object]) -> None:
             one()
         except Exception as exc:
             failures.append(exc)
-    if len(failures) == 1:
-        raise failures[0]
-    if failures:
-        raise ExceptionGroup("several checks failed", failures)
+    _raise_all(failures)
+
+
+def failure_lines(exc: BaseException) -> list[str]:
+    """One line per failure in *exc*: itself, or every leaf of its groups (Hypothesis's
+    "found 2 distinct failures", a collector's several checks), so a record's message
+    shows each of them, not only the group's headline."""
+    leaves: list[BaseException] = []
+    stack = [exc]
+    while stack:
+        current = stack.pop(0)
+        members = getattr(current, "exceptions", ()) or ()
+        inner = [e for e in members if isinstance(e, BaseException)]
+        if inner:
+            stack[:0] = inner
+        else:
+            leaves.append(current)
+    lines = []
+    for leaf in leaves:
+        text = str(leaf).strip().splitlines()
+        head = text[0] if text else ""
+        lines.append(f"{type(leaf).__name__}: {head}" if head else type(leaf).__name__)
+    return lines
 
 
 # --- reviews: the meaning of natural-language text (issue 25, D-199) ----------------------

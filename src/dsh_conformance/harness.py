@@ -111,6 +111,18 @@ def _readable(message: str, longrepr: str) -> str:
     return message
 
 
+def _every_failure(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
+    """The failure's headline and, for a group (Hypothesis's "found 2 distinct
+    failures", several soft checks: D-250), one line per member failure."""
+    from dsh_conformance.checks import failure_lines
+
+    headline = excinfo.exconly().strip()
+    if not isinstance(excinfo.value, BaseExceptionGroup):
+        return headline
+    lines = failure_lines(excinfo.value)
+    return "\n".join([headline.splitlines()[0], *(f"  - {line}" for line in lines)])
+
+
 def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -450,7 +462,7 @@ class HarnessPlugin:
             fault = guard.fault if guard is not None else None
             outcome = classify_failure(exc, fault) if exc is not None else Outcome.FAIL
             if call.excinfo is not None:
-                state.message = _short(call.excinfo.exconly().strip(), MESSAGE_LIMIT)
+                state.message = _short(_every_failure(call.excinfo), MESSAGE_LIMIT)
             state.blame = self._blame(exc, meta)
             explanation = self._explain(meta, state.blame)
             report.sections.append(("dsh-conformance", explanation))
@@ -549,8 +561,10 @@ class HarnessPlugin:
         A failure outside any ``check`` in a test citing several requirements blames
         them all: imprecise, never silent (tests/test_blame.py keeps such tests rare).
         """
-        from dsh_conformance.checks import blamed
+        from dsh_conformance.checks import blamed, unreadable
 
+        if exc is not None and unreadable(exc) is not None:
+            return ()  # a result no check could read blames no requirement (D-251)
         ids = blamed(exc) if exc is not None else ()
         stray = [i for i in ids if i not in meta.requirements]
         if stray:

@@ -101,7 +101,9 @@ class EscapedUri(Broken):
 class SelfListed(Broken):
     name = "the target lists itself"
     invariant = "Offers the target session as a candidate for its own mention."
-    kills = frozenset({"HOST-002", "HOST-011"})
+    # Self exclusion is the profile's (D-49, D-253): HOST-009; the note's label sentence
+    # (HOST-002) holds for every candidate offered, the target included.
+    kills = frozenset({"HOST-009", "HOST-011"})
 
     def patches(self) -> tuple[Patch, ...]:
         def list_candidates(target_id: str, *args: Any, **kw: Any) -> list[Candidate]:

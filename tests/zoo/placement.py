@@ -59,7 +59,10 @@ class WarningWithoutRepeatClause(Broken):
 
 class StatsNotInMeta(Broken):
     name = "no retention metadata"
-    invariant = "Writes per-source metadata without the retention statistics."
+    invariant = (
+        "Writes per-source metadata without the retention statistics (their fields zeroed: "
+        "a result missing a field of the protocol is a protocol problem, D-251)."
+    )
     kills = frozenset({"ENV-005"})
     collateral_ok = frozenset(
         {"ENV-008", "ENV-011", "ENV-012", "ENV-052", "PREP-011"}
@@ -68,14 +71,18 @@ class StatsNotInMeta(Broken):
     def patches(self) -> tuple[Patch, ...]:
         def reference_meta(source: Any, input_index: int) -> dict[str, Any]:
             meta = _reference_meta(source, input_index)
-            return {k: meta[k] for k in ("sessionId", "label", "capturedThroughSeq", "inputIndex")}
+            kept = ("sessionId", "label", "capturedThroughSeq", "inputIndex")
+            return {k: (v if k in kept else type(v)()) for k, v in meta.items()}
 
         return ((envelope, "reference_meta", reference_meta),)
 
 
 class NoPlacementDeclared(Broken):
     name = "placement not declared"
-    invariant = "Returns the snapshot context without declaring prompt-prefix placement."
+    invariant = (
+        "Returns the snapshot context without declaring prompt-prefix placement (it says "
+        "'separate': a context without the field breaks the protocol, D-251)."
+    )
     kills = frozenset({"ENV-004"})
     collateral_ok = frozenset(
         {
@@ -86,6 +93,7 @@ class NoPlacementDeclared(Broken):
             "ENV-008",
             "ENV-010",
             "ENV-011",
+            "ENV-059",  # declared 'separate', the snapshot becomes its own message
             "ENV-065",
             "ENV-072",
             "ENV-073",
@@ -97,7 +105,7 @@ class NoPlacementDeclared(Broken):
 
     def op_prepare(self, args: Mapping[str, Any]) -> Any:
         out = self.reference.call("prepare", args)
-        contexts = [{k: v for k, v in c.items() if k != "placement"} for c in out["contexts"]]
+        contexts = [{**c, "placement": "separate"} for c in out["contexts"]]
         return {**out, "contexts": contexts}
 
 
@@ -192,6 +200,7 @@ class SnapshotAsSeparateMessage(Broken):
             "ENV-053",
             "ENV-055",
             "ENV-057",
+            "ENV-059",  # a separate user-role message for a prefix: its very sentence
             "ENV-060",
             "ENV-062",
             "ENV-065",

@@ -65,7 +65,9 @@ class SelfReferenceAccepted(Broken):
     name = "self-reference accepted"
     invariant = "Reads the target session itself instead of rejecting its own id."
     kills = frozenset({"PREP-002"})
-    collateral_ok = frozenset({"PREP-007"})
+    # With every check run (D-250), the code check after the seed check fails as well:
+    # no error is not the code the profile pins.
+    collateral_ok = frozenset({"PREP-007", "PREP-022"})
 
     def patches(self) -> tuple[Patch, ...]:
         return ((prepare, "normalize_references", _normalizer(self_check=False)),)
@@ -75,6 +77,9 @@ class FourthReferenceAccepted(Broken):
     name = "no count limit"
     invariant = "Accepts a fourth (and any further) distinct reference."
     kills = frozenset({"PREP-003"})
+    # With every check run (D-250), the code check after the seed check fails as well:
+    # no error is not the code the profile pins.
+    collateral_ok = frozenset({"PREP-022"})
 
     def patches(self) -> tuple[Patch, ...]:
         return ((prepare, "normalize_references", _normalizer(limit="none")),)
@@ -117,7 +122,9 @@ class PartialContext(Broken):
     name = "failed sources skipped"
     invariant = "Leaves out a source whose read failed and prepares the others."
     kills = frozenset({"PREP-005"})
-    collateral_ok = frozenset({"PREP-007"})
+    # With every check run (D-250), the code check after the seed check fails as well:
+    # no error is not the code the profile pins.
+    collateral_ok = frozenset({"PREP-007", "PREP-013"})
 
     def op_prepare(self, args: Mapping[str, Any]) -> Any:
         try:

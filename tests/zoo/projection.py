@@ -65,9 +65,9 @@ class BakedPromptRecursive(Broken):
         "(earlier snapshot included), its displayContent."
     )
     kills = frozenset({"PROJ-003"})
-    collateral_ok = frozenset(
-        {"PROJ-006", "PROJ-009", "PROJ-010"}
-    )  # the same defect breaks these too
+    # The same defect breaks these too; the nested snapshot it projects is a hidden text
+    # inside a kept message (PROJ-004).
+    collateral_ok = frozenset({"PROJ-004", "PROJ-006", "PROJ-009", "PROJ-010"})
 
     def patches(self) -> tuple[Patch, ...]:
         def display(event: Event, data: Mapping[str, Any]) -> Any:

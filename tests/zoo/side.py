@@ -27,7 +27,9 @@ class ForkIncludesOpenTurn(Broken):
     name = "fork copies an open turn"
     invariant = "Seeds the child with the parent's whole log, incomplete turn included."
     kills = frozenset({"SIDE-004"})
-    collateral_ok = frozenset({"SIDE-052"})
+    # Where the seed accepts either reading of a numbering gap (D-256), the member still
+    # breaks the profile's fork point (SIDE-050), seen once every check runs.
+    collateral_ok = frozenset({"SIDE-050", "SIDE-052"})
 
     def patches(self) -> tuple[Patch, ...]:
         def length(events: Sequence[Event]) -> int:
@@ -43,7 +45,7 @@ class FramingInSystemPrompt(Broken):
     )
     kills = frozenset({"SIDE-008"})
     collateral_ok = frozenset(
-        {"SIDE-007", "SIDE-024", "SIDE-028", "SIDE-066"}
+        {"SIDE-007", "SIDE-024", "SIDE-028", "SIDE-054", "SIDE-066"}
     )  # the same defect breaks these too (no framing context/message at all)
 
     def patches(self) -> tuple[Patch, ...]:

@@ -1,0 +1,153 @@
+"""Every op's result checked against its published schema before a check reads it.
+
+A check reads a result for its meaning through the op's typed fields (issue 36); a
+result whose shape the schema does not allow cannot be read that way, and judging it
+anyway would charge a requirement with what is a protocol problem.  So the suite
+validates each result where it calls the implementation and raises ``UnreadableResult``
+naming the op, its arguments, the result and the JSON pointer at which it breaks the
+schema (D-251).
+
+Only the *shape* is held here: types, required fields, items.  A schema's value
+constraints (a pattern, ``not``, ``const``, ``enum``, bounds, closed objects) restate
+requirements (``uri.encode`` has no ``=``: URI-004; ``json.tagSafe`` has no ``<``:
+SER-001): a readable value that breaks one is judged by that requirement's check, never
+turned into a protocol problem.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import jsonschema
+from referencing import Registry, Resource
+
+__all__ = ["check_result", "result_problem"]
+
+
+#: Keywords that constrain values rather than the shape a check reads.
+_VALUE_KEYWORDS = frozenset(
+    {
+        "pattern",
+        "not",
+        "const",
+        "enum",
+        "format",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "contains",
+        "minContains",
+        "maxContains",
+        "minProperties",
+        "maxProperties",
+        "propertyNames",
+        "unevaluatedProperties",
+        "unevaluatedItems",
+        "dependentRequired",
+        "dependentSchemas",
+        "if",
+        "then",
+        "else",
+    }
+)
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions"})
+_SCHEMA_LISTS = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
+
+
+def shape(schema: Any) -> Any:
+    """*schema* with its value constraints removed: what a result must be to be read.
+    ``oneOf`` becomes ``anyOf`` (its branches may now overlap) and a closed object is
+    opened (an extra field hides nothing a check reads)."""
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key in _VALUE_KEYWORDS:
+            continue
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: shape(sub) for name, sub in value.items()}
+        elif key in _SCHEMA_LISTS and isinstance(value, list):
+            out["anyOf" if key == "oneOf" else key] = [shape(sub) for sub in value]
+        elif key in {"items", "additionalProperties"}:
+            if isinstance(value, dict):
+                out[key] = shape(value)
+            elif key == "items":
+                out[key] = value
+        else:
+            out[key] = value
+    return out
+
+
+def _schemas() -> Any:
+    return resources.files("dsh_conformance.spec") / "schemas"
+
+
+@cache
+def _registry_and_ops() -> tuple[
+    Registry[Any], dict[str, tuple[str, dict[str, Any], dict[str, Any]]]
+]:
+    folder = _schemas()
+    pieces: list[tuple[str, Resource[Any]]] = []
+    for name in ("data.json", "protocol.json"):
+        data = shape(json.loads((folder / name).read_text(encoding="utf-8")))
+        pieces.append((data["$id"], Resource.from_contents(data)))
+    ops: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {}
+    for entry in sorted((folder / "ops").iterdir(), key=lambda p: p.name):
+        if not entry.name.endswith(".json"):
+            continue
+        data = shape(json.loads(entry.read_text(encoding="utf-8")))
+        pieces.append((data["$id"], Resource.from_contents(data)))
+        for name, spec in data.get("ops", {}).items():
+            ops[name] = (data["$id"], data.get("$defs", {}), spec)
+    return Registry().with_resources(pieces), ops
+
+
+@cache
+def _validator(op: str) -> jsonschema.protocols.Validator | None:
+    registry, ops = _registry_and_ops()
+    found = ops.get(op)
+    if found is None or "result" not in found[2]:
+        return None
+    base, defs, spec = found
+    schema = {"$id": base, "$defs": defs, **shape(spec["result"])}
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    return cls(schema, registry=registry)
+
+
+def _pointer(path: Any) -> str:
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path) or "/"
+
+
+def result_problem(op: str, result: Any) -> str | None:
+    """Why *result* does not match *op*'s result schema, or None when it does (or when
+    the op publishes no schema: nothing to hold it to)."""
+    validator = _validator(op)
+    if validator is None:
+        return None
+    error = jsonschema.exceptions.best_match(validator.iter_errors(result))
+    if error is None:
+        return None
+    return (
+        f"result of {op} does not match schema at {_pointer(error.absolute_path)}: {error.message}"
+    )
+
+
+def check_result(op: str, args: Mapping[str, Any], result: object) -> object:
+    """*result*, after raising ``UnreadableResult`` (D-251) if it breaks *op*'s schema."""
+    problem = result_problem(op, result)
+    if problem is not None:
+        from dsh_conformance.checks import unreadable_result
+
+        raise unreadable_result(op, dict(args), result, problem)
+    return result

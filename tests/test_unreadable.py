@@ -1,0 +1,288 @@
+"""A result a check cannot read blames no requirement; every check of a test runs (issue 36).
+
+D-251: a result whose shape breaks its op's schema, or a reading error inside a check,
+is ``UnreadableResult``: ``blamed()`` names nothing and the harness blames no cited id.
+D-250: inside ``collect()`` a failed check is recorded and the test goes on, so a
+profile check never hides a seed check of the same test.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.adapters.contract import UnreadableResult
+from dsh_conformance.adapters.reference import ReferenceAdapter
+from dsh_conformance.adapters.results import result_problem
+from dsh_conformance.checks import (
+    CheckFailure,
+    blamed,
+    check,
+    collect,
+    every,
+    expect,
+    expect_equal,
+    failure_lines,
+    read,
+    unreadable,
+)
+
+
+class _Answers:
+    """The reference model, except for the answers given for some ops."""
+
+    def __init__(self, **answers: Any) -> None:
+        self.inner = ReferenceAdapter()
+        self.answers = {name.replace("_", "."): value for name, value in answers.items()}
+
+    def handshake(self) -> Any:
+        return self.inner.handshake()
+
+    def call(self, op: str, args: Mapping[str, Any]) -> Any:
+        if op in self.answers:
+            return self.answers[op]
+        return self.inner.call(op, args)
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def test_a_result_of_the_wrong_shape_is_unreadable_with_its_pointer() -> None:
+    impl = Implementation(_Answers(mention_parse={"text": "x", "references": [{"uri": 1}]}))
+    with pytest.raises(UnreadableResult) as caught:
+        impl.call("mention.parse", text="x")
+    assert caught.value.op == "mention.parse"
+    assert "text" in caught.value.args  # the snippet's ``args`` is the op's arguments
+    assert caught.value.result == {"text": "x", "references": [{"uri": 1}]}
+    assert caught.value.reason.startswith("result of mention.parse does not match schema at /")
+    assert not blamed(caught.value)
+    assert unreadable(caught.value) is caught.value
+
+
+def test_a_readable_value_that_breaks_a_requirement_is_not_a_protocol_problem() -> None:
+    """uri.encode's schema forbids '=' (URI-004) and json.tagSafe's '<' (SER-001): those
+    are requirements' failures, judged by their checks, not unreadable results."""
+    assert result_problem("uri.encode", "dsh-session:IiI=") is None
+    assert result_problem("json.tagSafe", "</referenced-sessions>") is None
+    assert result_problem("uri.encode", 7) is not None
+
+
+def test_the_reference_answers_validate() -> None:
+    impl = Implementation(ReferenceAdapter())
+    uri = impl.call("uri.encode", sessionId="a")
+    assert impl.call("mention.parse", text=f"see {uri}")["references"]
+
+
+def test_a_reading_error_inside_a_check_blames_nothing() -> None:
+    with pytest.raises(UnreadableResult) as caught, check("URI-001", value={}):
+        _ = {}["label"]  # type: ignore[index]
+    assert not blamed(caught.value)
+    assert "KeyError 'label' while checking URI-001" in caught.value.reason
+    assert any("KeyError 'label'" in note for note in caught.value.__notes__)
+
+
+def test_read_names_op_args_and_result() -> None:
+    result: dict[str, Any] = {"sources": []}
+    with pytest.raises(UnreadableResult) as caught:
+        read("prepare", {"content": []}, result, lambda r: r["sources"][0]["label"])
+    assert caught.value.op == "prepare"
+    assert caught.value.result == result
+    assert "IndexError" in caught.value.reason
+    assert read("prepare", {}, result, lambda r: len(r["sources"])) == 0
+
+
+def test_a_failed_assertion_still_blames_its_requirement() -> None:
+    with pytest.raises(AssertionError) as caught, check("URI-001"):
+        raise AssertionError("wrong")
+    assert blamed(caught.value) == ("URI-001",)
+
+
+def test_collect_runs_every_check_and_blames_each_failed_one() -> None:
+    ran: list[str] = []
+
+    def body() -> None:
+        with collect():
+            with check("ENV-009"):  # a profile check fails first ...
+                raise AssertionError("warning wording")
+            ran.append("after the profile check")
+            expect("ENV-004", False, "no placement declared")  # ... the seed check still runs
+            expect_equal("ENV-002", 1, 1)
+            ran.append("end")
+
+    with pytest.raises(ExceptionGroup) as caught:
+        body()
+    assert ran == ["after the profile check", "end"]
+    assert blamed(caught.value) == ("ENV-009", "ENV-004")
+    lines = failure_lines(caught.value)
+    assert len(lines) == 2
+    assert "no placement declared" in lines[1]
+
+
+def test_collect_raises_one_failure_as_it_is() -> None:
+    with pytest.raises(CheckFailure) as caught, collect():
+        expect("URI-004", False, "padded")
+    assert blamed(caught.value) == ("URI-004",)
+
+
+def test_an_error_after_a_failed_check_is_its_consequence() -> None:
+    """A check found the result wrong; a later line that cannot use it neither blames
+    the test's other ids nor hides the failure."""
+
+    def body() -> None:
+        with collect():
+            expect("HOST-002", False, "labels differ")
+            _ = [][1]  # type: ignore[misc]
+
+    with pytest.raises(CheckFailure) as caught:
+        body()
+    assert blamed(caught.value) == ("HOST-002",)
+    assert any("IndexError" in note for note in caught.value.__notes__)
+
+
+def test_an_unblamed_reading_error_in_a_test_body_is_unreadable() -> None:
+    with pytest.raises(UnreadableResult) as caught, collect():
+        _ = {"a": 1}["conversation"]
+    assert not blamed(caught.value)
+
+
+def test_outside_a_collector_a_check_stops_the_test() -> None:
+    with pytest.raises(CheckFailure):
+        expect("URI-004", False, "padded")
+
+
+def test_every_still_reports_each_failure() -> None:
+    def one() -> None:
+        expect("A-1", False, "one")
+
+    def two() -> None:
+        expect("B-1", False, "two")
+
+    with pytest.raises(ExceptionGroup) as caught:
+        every(one, two)
+    assert blamed(caught.value) == ("A-1", "B-1")
+
+
+class MentionsWithoutText(_Answers):
+    """mention.parse answers an object without its required ``text``: unreadable."""
+
+    def call(self, op: str, args: Mapping[str, Any]) -> Any:
+        result = self.inner.call(op, args)
+        if op == "mention.parse" and isinstance(result, dict):
+            return {k: v for k, v in result.items() if k != "text"}
+        return result
+
+
+def mentions_without_text() -> MentionsWithoutText:
+    return MentionsWithoutText()
+
+
+def test_a_run_blames_no_requirement_for_an_unreadable_result(tmp_path: Path) -> None:
+    """Through the real runner: the failing tests name the op and the pointer, and blame
+    nothing (the outcome's name is the outcome module's: a protocol problem)."""
+    from harness_cli import run_record
+
+    done, record = run_record(
+        tmp_path,
+        "python:test_unreadable:mentions_without_text",
+        "--requirement",
+        "MENTION-00[34]",
+        "--hypothesis-profile",
+        "quick",
+    )
+    assert done.returncode != 0
+    failed = [t for t in record.tests if t.failed]
+    assert failed
+    for test in failed:
+        assert test.blame == (), (test.nodeid, test.blame)
+        assert "result of mention.parse does not match schema at /" in test.message, test.message
+
+
+def test_a_record_message_lists_every_sub_failure() -> None:
+    """Hypothesis's "found 2 distinct failures" (an ExceptionGroup) shows each failure in
+    the record's message, not only the headline."""
+    from dsh_conformance.harness import _every_failure
+
+    first = AssertionError("[HOST-002] labels differ")
+    second = AssertionError("[HOST-003] a match is missing")
+    group = ExceptionGroup("Hypothesis found 2 distinct failures.", [first, second])
+    with pytest.raises(ExceptionGroup) as caught:
+        raise group
+    message = _every_failure(caught)
+    assert message.splitlines()[0].startswith("ExceptionGroup: Hypothesis found 2 distinct")
+    assert "  - AssertionError: [HOST-002] labels differ" in message
+    assert "  - AssertionError: [HOST-003] a match is missing" in message
+
+
+def test_after_a_seed_failure_a_profile_failure_is_moot() -> None:
+    """PREP-002 (seed) accepted the target, so PREP-022's code check (profile) has no
+    error to judge: left out, it adds no collateral; a profile failure first never
+    stops a seed check after it."""
+
+    def seed_first() -> None:
+        with collect():
+            expect("PREP-002", False, "the target's own id was accepted")
+            expect_equal("PREP-022", None, "SESSION_REFERENCE_SELF_REFERENCE")
+
+    with pytest.raises(CheckFailure) as caught:
+        seed_first()
+    assert blamed(caught.value) == ("PREP-002",)
+
+    def profile_first() -> None:
+        with collect():
+            expect("ENV-009", False, "warning bytes")
+            expect("ENV-004", False, "no placement declared")
+
+    with pytest.raises(ExceptionGroup) as group:
+        profile_first()
+    assert blamed(group.value) == ("ENV-009", "ENV-004")
+
+
+def test_hard_stops_at_the_first_failure() -> None:
+    from dsh_conformance.checks import hard
+
+    ran: list[str] = []
+
+    def body() -> None:
+        with collect(), hard():
+            expect("URI-004", False, "padded")
+            ran.append("after")
+
+    with pytest.raises(CheckFailure):
+        body()
+    assert ran == []
+
+
+def test_a_static_case_on_the_wrong_side_blames_its_cited_ids() -> None:
+    """D-252: a case call that succeeds where the case fails blames the ids that decide
+    it; the exact code of an error is REF-010's."""
+    from dsh_conformance.conformance.test_cases import _check
+
+    lenient = Implementation(_Answers(mention_parse={"text": "x", "references": []}))
+    with pytest.raises(CheckFailure) as caught:
+        _check(
+            lenient,
+            "mention.parse",
+            {"text": "@[bad](dsh-session:%%%)"},
+            {"error": "SESSION_REFERENCE_INVALID_REFERENCE"},
+            "mention-parse-bad-explicit",
+            ["MENTION-003"],
+        )
+    assert blamed(caught.value) == ("MENTION-003",)
+    reference = Implementation(ReferenceAdapter())
+    with pytest.raises(CheckFailure) as code:
+        _check(
+            reference,
+            "mention.parse",
+            {"text": "@[bad](dsh-session:%%%)"},
+            {"error": "ANOTHER_CODE"},
+            "a case with another code",
+            ["MENTION-003"],
+        )
+    assert blamed(code.value) == ("REF-010",)
