@@ -23,7 +23,6 @@ import pytest
 from attrs import define, field, frozen
 
 from dsh_conformance.errors import EX_CONFIG, EX_FAILURES, EX_SOFTWARE, HarnessError
-from dsh_conformance.guard import FaultGuard
 from dsh_conformance.outcomes import (
     APPLICABLE,
     FAILING,
@@ -33,11 +32,11 @@ from dsh_conformance.outcomes import (
     fault_of,
 )
 from dsh_conformance.record import RecordWriter, TestResult
+from dsh_conformance.suite import GUARD_KEY, footer_status
 
 if TYPE_CHECKING:
     from dsh_conformance.adapters.expectations import Entry, Manifest
 
-GUARD_KEY = pytest.StashKey[FaultGuard]()
 #: Longest failure text kept in the record per test.
 LONGREPR_LIMIT = 8000
 #: Longest message kept in the record per test (reports show it whole: D-179).
@@ -76,7 +75,7 @@ class _EntryStats:
 
 def stable_test_id(item: pytest.Item, root: Path) -> str:
     """``conformance/<file>::<name>[<param>]``, the same wherever the suite is installed."""
-    from dsh_conformance.pytest_plugin import resolved
+    from dsh_conformance.suite import resolved
 
     path = resolved(str(item.path))
     try:
@@ -148,7 +147,7 @@ class HarnessPlugin:
     def pytest_collection_modifyitems(
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
-        from dsh_conformance import pytest_plugin as plugin
+        from dsh_conformance import suite as plugin
 
         conformance = [item for item in items if plugin.is_conformance_item(item)]
         if not conformance:
@@ -243,7 +242,7 @@ class HarnessPlugin:
 
     @staticmethod
     def _covers_package(items: Sequence[pytest.Item], root: Path) -> bool:
-        from dsh_conformance.pytest_plugin import resolved
+        from dsh_conformance.suite import resolved
 
         files = {resolved(str(item.path)) for item in items}
         return all(path.resolve() in files for path in root.rglob("test_*.py"))
@@ -264,7 +263,7 @@ class HarnessPlugin:
 
     def _implementation_versions(self) -> tuple[str, dict[str, str]]:
         """The handshake's version and components (D-188)."""
-        from dsh_conformance import pytest_plugin as plugin
+        from dsh_conformance import suite as plugin
 
         try:
             info = plugin.implementation(self.config).handshake.implementation
@@ -285,7 +284,7 @@ class HarnessPlugin:
         record = parallel.record_path(self.config)  # an xdist worker writes its own part
         if record:
             self.writer = RecordWriter(record)
-        from dsh_conformance import pytest_plugin as plugin
+        from dsh_conformance import suite as plugin
 
         adapter_name = str(self.config.getoption("--dsh-adapter"))
         try:
@@ -690,22 +689,3 @@ class HarnessPlugin:
             terminalreporter.write_line(
                 f"dsh-conformance: [{problem['kind']}] {problem['message']}"
             )
-
-
-def footer_status(session: pytest.Session) -> dict[str, str]:
-    """What the footer says about how the run ended (D-136): ``complete``, ``stopped``
-    (``-x``), ``interrupted`` with the signal, or ``aborted`` with why."""
-    from dsh_conformance import signals
-
-    received = signals.received()
-    if received is not None:
-        return {"status": "interrupted", "signal": received}
-    status = int(session.exitstatus)
-    if status == pytest.ExitCode.INTERRUPTED:
-        reason = str(session.shouldfail or session.shouldstop or "") or "the run was cut short"
-        return {"status": "aborted", "reason": reason}
-    if status == pytest.ExitCode.INTERNAL_ERROR:
-        return {"status": "aborted", "reason": "internal error (see pytest.log)"}
-    if session.shouldstop:
-        return {"status": "stopped", "reason": str(session.shouldstop)}
-    return {"status": "complete"}
