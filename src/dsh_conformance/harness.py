@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from attrs import define, field, frozen
 
+from dsh_conformance import failure
 from dsh_conformance.errors import EX_CONFIG, EX_FAILURES, EX_SOFTWARE, HarnessError
 from dsh_conformance.outcomes import (
     APPLICABLE,
@@ -64,6 +65,7 @@ class _Progress:
     duration: float = 0.0
     blame: tuple[str, ...] = ()
     request: str = ""
+    failure: dict[str, Any] = field(factory=dict)
 
 
 @define
@@ -95,15 +97,23 @@ def spec_version() -> str:
     return "sha256:" + digest.hexdigest()[:16]
 
 
-def _readable(message: str, longrepr: str) -> str:
-    """Never a bare ``AssertionError``: fall back to the first explained line."""
-    if message.rstrip(": ") not in {"AssertionError", "assert", ""}:
-        return message
-    for line in longrepr.splitlines():
-        text = line.removeprefix("E").strip()
-        if line.startswith("E ") and text and text.rstrip(": ") != "AssertionError":
-            return f"AssertionError: {text}"
-    return message
+_FOREIGN = ("site-packages", "/_pytest/", "/pluggy/", "/hypothesis/")
+
+
+def _short_traceback(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException]) -> str:
+    """The traceback from the test function down, in pytest's short style: no fixture
+    reprs, no pytest, pluggy or Hypothesis frames, no frames that hide themselves."""
+
+    def frames(info: pytest.ExceptionInfo[BaseException]) -> Any:
+        tb = info.traceback
+        tb = tb.cut(path=item.path) or tb
+        kept = tb.filter(lambda e: not any(f in str(e.path) for f in _FOREIGN)) or tb
+        return kept.filter(info)
+
+    try:
+        return str(excinfo.getrepr(style="short", funcargs=False, tbfilter=frames))
+    except Exception:  # a traceback that cannot be rendered must not lose the failure
+        return excinfo.exconly()
 
 
 def _short(text: str, limit: int) -> str:
@@ -166,6 +176,7 @@ class HarnessPlugin:
         profile = str(config.getoption("dsh_spec_profile"))
         patterns = [str(p) for p in config.getoption("dsh_requirement") or ()]
         capabilities = {str(c) for c in config.getoption("dsh_capability") or ()}
+        exact = {str(t) for t in config.getoption("dsh_test", None) or ()}
         kept: list[pytest.Item] = []
         removed: list[pytest.Item] = []
         for item in items:
@@ -183,6 +194,8 @@ class HarnessPlugin:
             selected = any(
                 profile in catalog.requirements[r].profiles for r in reqs
             ) and self._wanted(reqs, caps, patterns, capabilities)
+            if exact and test_id not in exact:
+                selected = False
             if selected and self._done_earlier(test_id):
                 selected = False
             if selected:
@@ -348,6 +361,7 @@ class HarnessPlugin:
                 "requirements": list(self.config.getoption("dsh_requirement") or ()),
                 "capabilities": list(self.config.getoption("dsh_capability") or ()),
                 "keyword": self.config.getoption("keyword", "") or "",
+                **self._exact_tests(),
             },
             "gate": {
                 "require": sorted({str(c) for c in self.config.getoption("dsh_require") or ()}),
@@ -359,6 +373,11 @@ class HarnessPlugin:
             "python": sys.version.split()[0],
             "platform": platform.platform(terse=True),
         }
+
+    def _exact_tests(self) -> dict[str, list[str]]:
+        """``--dsh-test``: the exact test ids selected (absent when none were named)."""
+        tests = [str(t) for t in self.config.getoption("dsh_test", None) or ()]
+        return {"tests": tests} if tests else {}
 
     def _lineage(self) -> dict[str, Any]:
         """Which earlier record this run continues or reruns (absent for a fresh run)."""
@@ -423,7 +442,7 @@ class HarnessPlugin:
             return report
         if report.when == "setup" and report.passed:
             return report
-        self._classify(report, call, meta, state)
+        self._classify(report, call, meta, state, item)
         return report
 
     def _classify(
@@ -432,6 +451,7 @@ class HarnessPlugin:
         call: pytest.CallInfo[None],
         meta: ItemMeta,
         state: _Progress,
+        item: pytest.Item | None = None,
     ) -> None:
         guard = self.config.stash.get(GUARD_KEY, None)
         if report.passed:
@@ -444,13 +464,19 @@ class HarnessPlugin:
             exc = call.excinfo.value if call.excinfo is not None else None
             fault = guard.fault if guard is not None else None
             outcome = classify_failure(exc, fault) if exc is not None else Outcome.FAIL
-            if call.excinfo is not None:
-                state.message = _short(call.excinfo.exconly().strip(), MESSAGE_LIMIT)
             state.blame = self._blame(exc, meta)
             explanation = self._explain(meta, state.blame)
             report.sections.append(("dsh-conformance", explanation))
-            state.message = _short(_readable(state.message, report.longreprtext), MESSAGE_LIMIT)
-            state.longrepr = _short(explanation + "\n\n" + report.longreprtext, LONGREPR_LIMIT)
+            traceback = report.longreprtext
+            if call.excinfo is not None and item is not None:
+                traceback = _short_traceback(item, call.excinfo)
+            state.message = _short(
+                failure.message(exc) if exc is not None else "the test failed", MESSAGE_LIMIT
+            )
+            state.longrepr = _short(failure.clean(traceback), LONGREPR_LIMIT)
+            state.failure = failure.build(
+                exc, state.blame, self._sentences(), self._replay(meta), state.longrepr
+            )
             broke = fault_of(exc, fault) if exc is not None else None
             if broke is not None:  # exit status and stderr tail, not "FlakyFailure"
                 text = f"{broke.kind}: {broke.message}"
@@ -462,7 +488,7 @@ class HarnessPlugin:
                     shown = show_value(request, REQUEST_SHOWN)
                     text = f"{broke.kind} (request in flight: {shown}): {broke.message}"
                 state.message = _short(text, MESSAGE_LIMIT)
-                state.longrepr = _short(f"{text}\n\n{state.longrepr}", LONGREPR_LIMIT)
+                state.failure = {**state.failure, "checks": [], "message": text}
         entry = meta.entry
         if entry is not None and entry.status == "xfail":
             if outcome in FAILING:
@@ -476,6 +502,15 @@ class HarnessPlugin:
                 report.longrepr = f"[XPASS(strict)] expected to fail ({entry.id}: {entry.reason})"
                 state.message = f"unexpected pass: the manifest says {entry.id} fails"
         state.outcome = outcome
+
+    def _sentences(self) -> dict[str, str]:
+        """Each requirement's sentence of a note (its clause, else its quote)."""
+        from dsh_conformance.spec import load_catalog
+
+        return {
+            rid: str(getattr(req, "clause", "") or req.quote)
+            for rid, req in load_catalog().requirements.items()
+        }
 
     def _explain(self, meta: ItemMeta, blame: Sequence[str]) -> str:
         """Which requirement failed, how it is judged, and the command that replays it."""
@@ -504,8 +539,7 @@ class HarnessPlugin:
         if profile in {"quick", "dev", "ci", "thorough"}:
             argv += ["--hypothesis-profile", profile]
         argv += ["--spec-profile", str(self.config.getoption("dsh_spec_profile"))]
-        name = meta.test_id.partition("::")[2].partition("[")[0]
-        argv += ["-k", name]
+        argv += ["--test", meta.test_id]
         return shlex.join(argv)
 
     def _blame(self, exc: BaseException | None, meta: ItemMeta) -> tuple[str, ...]:
@@ -562,6 +596,7 @@ class HarnessPlugin:
             longrepr=state.longrepr if outcome in FAILING or state.detail else "",
             blame=state.blame if outcome in FAILING or state.detail else (),
             request=state.request if outcome in FAILING or state.detail else "",
+            failure=state.failure if outcome in FAILING or state.detail else {},
             reviews=self._reviews(),
         )
         self.results.append(result)

@@ -92,6 +92,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run only tests citing this requirement id (glob, repeatable: URI-*)",
     )
     group.addoption(
+        "--dsh-test",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="run only this test (its full id, conformance/FILE::NAME[PARAM]; repeatable)",
+    )
+    group.addoption(
         "--dsh-capability",
         action="append",
         default=[],

@@ -57,6 +57,10 @@ class TestResult:
     #: Reviews the test asked for (checks.review, D-199): requirement, sha256, text,
     #: sentence, hints, and ``review`` ({by, why}) when the host's manifest records one.
     reviews: tuple[Mapping[str, Any], ...] = field(default=(), converter=_maps)
+    #: A failure as a conformance failure (failure.py): ``checks`` (requirement, sentence,
+    #: message, input, expected, actual: JSON texts), ``replay``, ``traceback``; or, for a
+    #: crash or timeout, ``message`` and no checks.  Empty unless the test failed.
+    failure: Mapping[str, Any] = field(factory=dict)
 
     @property
     def failed(self) -> bool:
@@ -90,6 +94,8 @@ class TestResult:
             data["request"] = jsstr.parse(self.request)
         if self.reviews:
             data["reviews"] = [dict(r) for r in self.reviews]
+        if self.failure:
+            data["failure"] = dict(self.failure)
         return data
 
     @classmethod
@@ -107,6 +113,7 @@ class TestResult:
             blame=[str(r) for r in data.get("blame", [])],
             request=_request_text(data.get("request")),
             reviews=[dict(r) for r in data.get("reviews", [])],
+            failure=dict(data.get("failure") or {}),
         )
 
 

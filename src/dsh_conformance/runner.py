@@ -44,6 +44,8 @@ class RunOptions:
     requirements: tuple[str, ...] = field(default=(), converter=_strings)
     capabilities: tuple[str, ...] = field(default=(), converter=_strings)
     keyword: str = ""
+    #: Exact test ids (``--test``): a replay reruns one case, not every match of a name.
+    tests: tuple[str, ...] = field(default=(), converter=_strings)
     hypothesis_profile: str | None = None
     seed: int | None = None
     spec_profile: str = "seed"
@@ -97,6 +99,8 @@ def pytest_args(options: RunOptions, record: Path, workdir: Path) -> list[str]:
         args += ["--dsh-requirement", requirement]
     for capability in options.capabilities:
         args += ["--dsh-capability", capability]
+    for test in options.tests:
+        args += ["--dsh-test", test]
     if options.keyword:
         args += ["-k", options.keyword]
     if options.hypothesis_profile:

@@ -38,6 +38,8 @@ class Plan:
     #: The header's gate (D-175): capabilities required, whether an empty run may pass.
     require: tuple[str, ...] = ()
     allow_empty: bool = False
+    #: Exact test ids the run selected (``--test``).
+    tests: tuple[str, ...] = ()
 
     def override(
         self,
@@ -91,6 +93,7 @@ def from_record(path: Path, *, rerun_failed: bool) -> Plan:
         expectations=str(header["expectations"]) if header.get("expectations") else None,
         require=tuple(str(c) for c in gate.get("require") or ()),
         allow_empty=bool(gate.get("allow_empty")),
+        tests=tuple(str(t) for t in filters.get("tests") or ()),
     )
 
 

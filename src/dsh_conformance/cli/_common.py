@@ -21,9 +21,15 @@ def _consoles() -> tuple[Any, Any]:
 
     from rich.console import Console
 
-    # Piped output (CI logs, files) gets a table wide enough to read, not 80 columns.
-    width = None if sys.stdout.isatty() or "COLUMNS" in os.environ else 120
-    return Console(soft_wrap=False, width=width), Console(stderr=True)
+    if sys.stdout.isatty() or "COLUMNS" in os.environ:
+        return Console(soft_wrap=False), Console(stderr=True)
+    # Piped output (CI logs, files): nothing wraps or is cut, so a replay line pastes
+    # whole and a title reads in full, whatever reads the log.
+    return Console(soft_wrap=True, width=WIDE), Console(stderr=True, soft_wrap=True, width=WIDE)
+
+
+#: The width of piped output: wider than any line a report prints.
+WIDE = 4096
 
 
 def _fail(code: str, message: str, hint: str = "", status: int = 78) -> None:

@@ -141,6 +141,13 @@ def _write_reports(record_path: Path, report_dir: Path) -> list[Path]:
 )
 @click.option("--requirement", "-r", multiple=True, help="only tests citing ID (glob: URI-*)")
 @click.option("-k", "keyword", default="", help="pytest -k expression on test names")
+@click.option(
+    "--test",
+    "tests",
+    multiple=True,
+    metavar="ID",
+    help="only this test, by its full id (conformance/FILE::NAME[PARAM], as a replay names it)",
+)
 @click.option("--capability", "-c", multiple=True, help="only tests needing this capability")
 @click.option(
     "--require",
@@ -219,6 +226,7 @@ def run(
     adapter: str,
     requirement: Sequence[str],
     keyword: str,
+    tests: Sequence[str],
     capability: Sequence[str],
     require: Sequence[str],
     allow_empty: bool,
@@ -268,6 +276,7 @@ def run(
         requirement = requirement or plan.requirements
         capability = capability or plan.capabilities
         keyword = keyword or plan.keyword
+        tests = tests or plan.tests
         require = require or plan.require
         allow_empty = allow_empty or plan.allow_empty
         if expectations is None and plan.expectations and not no_expectations:
@@ -287,6 +296,7 @@ def run(
         requirements=requirement,
         capabilities=capability,
         keyword=keyword,
+        tests=tests,
         hypothesis_profile=hypothesis_profile,
         seed=seed if seed is not None else runner.new_seed(),
         spec_profile=spec_profile,
