@@ -409,8 +409,13 @@ class SubprocessAdapter:
             self._drop()
             raise AdapterFault(
                 "protocol",
-                f"{self.name}: protocol mismatch: the implementation speaks {version!r}, "
-                f"the harness speaks {PROTOCOL_VERSION}",
+                f"{self.name}: protocol mismatch: the implementation "
+                + (
+                    f"speaks {wire.printable(orjson.dumps(version).decode())}"
+                    if version is not None
+                    else "names no protocol version"
+                )
+                + f", the harness speaks {PROTOCOL_VERSION}",
             )
         found = wire.problems("handshake-response", reply)
         if found:

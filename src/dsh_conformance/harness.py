@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 
 #: Longest failure text kept in the record per test.
 LONGREPR_LIMIT = 8000
+#: Longest reason --write-expectations writes (cut at a word).
+REASON_LIMIT = 300
 #: Longest message kept in the record per test (reports show it whole: D-179).
 MESSAGE_LIMIT = 4000
 #: Longest JSON of the request in flight shown in a message (the record keeps it whole).
@@ -114,6 +116,15 @@ def _short_traceback(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseExcept
         return str(excinfo.getrepr(style="short", funcargs=False, tbfilter=frames))
     except Exception:  # a traceback that cannot be rendered must not lose the failure
         return excinfo.exconly()
+
+
+def _words(text: str, limit: int) -> str:
+    """*text* cut at the last whole word within *limit* characters (a manifest reason)."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "…"
 
 
 def _short(text: str, limit: int) -> str:
@@ -682,6 +693,7 @@ class HarnessPlugin:
 
     def _write_expectations(self, path: Path) -> None:
         from dsh_conformance.adapters.expectations import Entry, render_manifest, update_manifest
+        from dsh_conformance.reporting.failuretext import headline
 
         old = {e.id: e for e in self.manifest.entries} if self.manifest else {}
         # entries for other implementation versions are kept as they are
@@ -698,10 +710,11 @@ class HarnessPlugin:
                     continue
             if failed:
                 raw = result.detail or str(result.outcome)
+                line = headline(result)  # one clean line: no class name, no escapes
                 entries[result.nodeid] = Entry(
                     id=result.nodeid,
                     status="xfail",
-                    reason=_short(f"{raw}: {result.message}" if result.message else raw, 200),
+                    reason=_words(f"{raw}: {line}" if line else raw, REASON_LIMIT),
                 )
         adapter = str(self.config.getoption("--dsh-adapter"))
         if path.is_file():  # keep the file's comments and order

@@ -347,7 +347,13 @@ def load_record(source: str | Path) -> RunRecord:
         ):
             raise RecordError("missing-header", f"{source}: the first line is not a header")
         if isinstance(data, dict) and data.get("type") == "header" and data.get("format") != FORMAT:
-            raise RecordError("not-a-record", f"{source}: format is {data.get('format')!r}")
+            found = data.get("format")
+            raise RecordError(
+                "not-a-record",
+                f"{source}: the header's format is "
+                + (jsstr.stringify(found) if found is not None else "missing")
+                + f", not {FORMAT}",
+            )
         line_data = check_line(data, f"{source}:{number}")
         kind = line_data["type"]
         if kind != "header" and footer is not None:

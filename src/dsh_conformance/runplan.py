@@ -192,3 +192,26 @@ def check_selection(
                 hint="run `dsh-conformance spec` to list them (globs: URI-*)",
                 exit_status=EX_CONFIG,
             )
+
+
+def check_keyword(keyword: str) -> None:
+    """A ``-k`` expression pytest cannot parse is a usage error (exit 2), said before the
+    run starts, never an aborted run."""
+    if not keyword:
+        return
+    from _pytest.mark import expression  # pytest's own parser: no second grammar here
+
+    try:
+        expression.Expression.compile(keyword)
+    except SyntaxError as exc:  # pytest 9; older pytest raised its own ParseError
+        why = f"{exc.msg} at column {exc.offset}" if exc.offset else str(exc.msg)
+    except Exception as exc:  # any rejection is the same usage error
+        why = str(exc)
+    else:
+        return
+    raise HarnessError(
+        "usage",
+        f"-k {keyword}: not a pytest -k expression ({why})",
+        hint="join names with and, or, not and parentheses: -k 'encode and not decode'",
+        exit_status=EX_USAGE,
+    )

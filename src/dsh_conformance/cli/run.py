@@ -283,6 +283,7 @@ def run(
             expectations = plan.expectations
         earlier = runplan.private_copy(earlier)
     runplan.check_selection(adapter, requirement, capability, require)
+    runplan.check_keyword(keyword)
     if report_dir is not None:
         runplan.check_writable_dir(report_dir, "--report-dir")
     if write_expectations is not None:
@@ -347,6 +348,9 @@ def _finish_run(
             footer = load_record(record_path).footer or {}
             reason = str(footer.get("reason", ""))
             settle_exit_status(record_path, EX_CONFIG if status == EX_CONFIG else EX_SOFTWARE)
+            if report_dir is not None:  # a CI publisher shows red and says why, not "no results"
+                for path in _write_reports(record_path, report_dir):
+                    err.print(f"[dim]wrote {path}[/dim]")
         if status == EX_CONFIG:
             what, _, hint = reason.removeprefix("[DSH_INVALID_ARGUMENT] ").partition(" (hint: ")
             _fail("DSH_INVALID_ARGUMENT", what, hint.removesuffix(")"))
@@ -363,7 +367,9 @@ def _finish_run(
             "try `dsh-conformance smoke --adapter …` to diagnose the adapter",
             EX_SOFTWARE,
         )
-    if received is None and status in (2, 3, 4):
+    if received is None and status == 4:  # pytest's usage error: an option it rejected
+        _fail("usage", "pytest rejected the selection (see the message above)", status=EX_USAGE)
+    if received is None and status in (2, 3):
         _fail(
             "run-aborted",
             f"pytest stopped with status {status} (see messages above)",
