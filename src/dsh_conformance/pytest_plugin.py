@@ -123,7 +123,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=float,
         default=None,
         metavar="SECONDS",
-        help="per-call timeout of subprocess adapters (default 30)",
+        help="seconds to wait for each reply, the handshake included (default 30)",
+    )
+    group.addoption(
+        "--dsh-handshake-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds to wait for the handshake of a subprocess adapter (default: --dsh-timeout)",
     )
     group.addoption(
         "--dsh-resume",

@@ -52,6 +52,7 @@ class RunOptions:
     expectations: str | None = None
     write_expectations: str | None = None
     timeout: float | None = None
+    handshake_timeout: float | None = None
     validate: bool = False
     exitfirst: bool = False
     require: tuple[str, ...] = field(default=(), converter=_strings)
@@ -113,6 +114,8 @@ def pytest_args(options: RunOptions, record: Path, workdir: Path) -> list[str]:
         args += ["--dsh-write-expectations", options.write_expectations]
     if options.timeout is not None:
         args += ["--dsh-timeout", str(options.timeout)]
+    if options.handshake_timeout is not None:
+        args += ["--dsh-handshake-timeout", str(options.handshake_timeout)]
     if options.validate:
         args.append("--dsh-validate")
     if options.exitfirst:

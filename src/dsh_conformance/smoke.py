@@ -74,12 +74,16 @@ def _answers(adapter: Adapter, capability: str, names: list[str]) -> Check:
     return Check(f"{capability} ops", "ok", f"{len(names)} operation(s) answer")
 
 
-def smoke_checks(adapter_name: str, *, timeout: float = 10.0) -> list[Check]:
+def smoke_checks(
+    adapter_name: str, *, timeout: float = 10.0, handshake_timeout: float | None = None
+) -> list[Check]:
     from dsh_conformance.adapters.registry import resolve
 
     adapter: Adapter = resolve(adapter_name)
     if hasattr(adapter, "timeout"):
         adapter.timeout = timeout
+    if hasattr(adapter, "startup_timeout"):  # --timeout governs the handshake too (D-311)
+        adapter.startup_timeout = handshake_timeout or timeout
     if hasattr(adapter, "validate"):
         adapter.validate = True
     checks: list[Check] = []

@@ -79,6 +79,9 @@ def implementation(config: pytest.Config) -> Implementation:
         timeout = config.getoption("dsh_timeout", None)
         if timeout is not None and hasattr(adapter, "timeout"):
             adapter.timeout = float(timeout)
+        handshake = config.getoption("dsh_handshake_timeout", None) or timeout
+        if handshake is not None and hasattr(adapter, "startup_timeout"):
+            adapter.startup_timeout = float(handshake)  # --timeout governs it too (D-311)
         if not hasattr(adapter, "argv"):  # in-process: a hang must not stop the run (D-164)
             from dsh_conformance.adapters.deadline import DEFAULT_TIMEOUT, InProcessDeadline
 

@@ -194,7 +194,13 @@ def _write_reports(record_path: Path, report_dir: Path) -> list[Path]:
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
     default=None,
-    help="per-call timeout in seconds (subprocess)",
+    help="seconds to wait for each reply, the handshake included (default 30)",
+)
+@click.option(
+    "--handshake-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="seconds to wait for the handshake, when starting takes longer (default: --timeout)",
 )
 @click.option("--validate", is_flag=True, help="check every protocol message (subprocess)")
 @click.option("-x", "--exitfirst", is_flag=True, help="stop at the first failure")
@@ -238,6 +244,7 @@ def run(
     no_expectations: bool,
     write_expectations: str | None,
     timeout: float | None,
+    handshake_timeout: float | None,
     validate: bool,
     exitfirst: bool,
     workers: int | None,
@@ -304,6 +311,7 @@ def run(
         expectations=expectations,
         write_expectations=write_expectations,
         timeout=timeout,
+        handshake_timeout=handshake_timeout,
         validate=validate,
         exitfirst=exitfirst,
         require=require,

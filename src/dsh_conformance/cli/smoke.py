@@ -15,10 +15,20 @@ from dsh_conformance.errors import EX_SOFTWARE
 @click.command()
 @click.option("--adapter", "-a", default="reference", show_default=True)
 @click.option(
-    "--timeout", type=click.FloatRange(min=0, min_open=True), default=10.0, show_default=True
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    help="seconds to wait for each reply, the handshake included",
+)
+@click.option(
+    "--handshake-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="seconds to wait for the handshake, when starting takes longer (default: --timeout)",
 )
 @handles_errors
-def smoke(adapter: str, timeout: float) -> None:
+def smoke(adapter: str, timeout: float, handshake_timeout: float | None) -> None:
     """Is the adapter sound?  Handshake, schema-valid replies, typed errors, reset.
 
     This separates "the adapter is broken" (exit 70) from "the implementation does not
@@ -31,7 +41,7 @@ def smoke(adapter: str, timeout: float) -> None:
     from dsh_conformance.smoke import smoke_checks
 
     out, _ = _consoles()
-    checks = smoke_checks(adapter, timeout=timeout)
+    checks = smoke_checks(adapter, timeout=timeout, handshake_timeout=handshake_timeout)
     table = Table(title=f"smoke: {for_terminal(adapter)}")
     for column in ("check", "result", "detail"):
         table.add_column(column)
