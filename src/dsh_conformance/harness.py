@@ -499,6 +499,7 @@ class HarnessPlugin:
                     shown = show_value(request, REQUEST_SHOWN)
                     text = f"{broke.kind} (request in flight: {shown}): {broke.message}"
                 state.message = _short(text, MESSAGE_LIMIT)
+                state.longrepr = _short(f"{text}\n\n{state.longrepr}", LONGREPR_LIMIT)
                 state.failure = {**state.failure, "checks": [], "message": text}
         entry = meta.entry
         if entry is not None and entry.status == "xfail":

@@ -48,7 +48,7 @@ _CSP: Final = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe
 _SCRIPT: Final = """
 function applyFilter(){const q=document.getElementById('q').value.toLowerCase();
 const s=document.getElementById('s').value;
-for(const tr of document.querySelectorAll('tbody tr')){
+for(const tr of document.querySelectorAll('#requirements tbody tr')){
 const okText=!q||tr.textContent.toLowerCase().includes(q);
 const okStatus=!s||tr.dataset.statuses.split(' ').includes(s);
 tr.hidden=!(okText&&okStatus);}}
@@ -213,7 +213,7 @@ def render(records: Sequence[RunRecord], title: str = "dsh-conformance") -> str:
 <h1>{for_html(title)}</h1>{_overview(records)}<h2>Requirements</h2><ul>{runs}</ul>
 <div class="controls"><input id="q" placeholder="filter: id, title, test…" oninput="applyFilter()">
 <select id="s" onchange="applyFilter()"><option value="">any status</option>{options}</select></div>
-<table><thead><tr><th>requirement</th>{heads}</tr></thead>
+<table id="requirements"><thead><tr><th>requirement</th>{heads}</tr></thead>
 <tbody>{"".join(body)}</tbody></table>
 <script>{_SCRIPT}</script></body></html>
 """
