@@ -173,8 +173,10 @@ class HarnessPlugin:
         conformance = [item for item in items if plugin.is_conformance_item(item)]
         if not conformance:
             return
+        from dsh_conformance import shrinking
         from dsh_conformance.spec import load_catalog
 
+        shrinking.cap_shrinking()  # D-312: a failing test shrinks for seconds, not minutes
         catalog = load_catalog()
         self._load_earlier()
         plugin.check_traceability(conformance, catalog.requirements)
@@ -366,6 +368,7 @@ class HarnessPlugin:
                 "seed": seed,
                 "derandomize": current.derandomize,
                 "max_examples": current.max_examples,
+                **self._max_examples_option(),
             },
             "expectations": self.manifest.path if self.manifest else None,
             "filters": {
@@ -384,6 +387,11 @@ class HarnessPlugin:
             "python": sys.version.split()[0],
             "platform": platform.platform(terse=True),
         }
+
+    def _max_examples_option(self) -> dict[str, int]:
+        """``--max-examples`` when given (a replay passes it again)."""
+        given = self.config.getoption("dsh_max_examples", None)
+        return {"max_examples_option": int(given)} if given else {}
 
     def _exact_tests(self) -> dict[str, list[str]]:
         """``--dsh-test``: the exact test ids selected (absent when none were named)."""
@@ -550,6 +558,9 @@ class HarnessPlugin:
         profile = settings.get_current_profile_name()
         if profile in {"quick", "dev", "ci", "thorough"}:
             argv += ["--hypothesis-profile", profile]
+        given = self.config.getoption("dsh_max_examples", None)
+        if given:
+            argv += ["--max-examples", str(given)]
         argv += ["--spec-profile", str(self.config.getoption("dsh_spec_profile"))]
         argv += ["--test", meta.test_id]
         return shlex.join(argv)

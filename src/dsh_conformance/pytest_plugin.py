@@ -126,6 +126,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="seconds to wait for each reply, the handshake included (default 30)",
     )
     group.addoption(
+        "--dsh-max-examples",
+        type=int,
+        default=None,
+        metavar="N",
+        help="Hypothesis examples per property test (default: the profile's)",
+    )
+    group.addoption(
         "--dsh-handshake-timeout",
         type=float,
         default=None,
@@ -152,12 +159,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def register_profiles() -> None:
-    """Make the suite's Hypothesis profiles loadable by name."""
-    from hypothesis import settings
+def register_profiles(max_examples: int | None = None) -> None:
+    """Make the suite's Hypothesis profiles loadable by name; *max_examples* (the CLI's
+    ``--max-examples``) overrides every profile's.  No profile runs Hypothesis' explain
+    phase (D-312): it costs time after shrinking, and its notes are Python, which no
+    report shows."""
+    from hypothesis import Phase, settings
 
+    phases = tuple(p for p in Phase if p is not Phase.explain)
     for name, values in PROFILES.items():
-        settings.register_profile(name, **values)
+        extra = {"max_examples": max_examples} if max_examples else {}
+        settings.register_profile(name, **{"phases": phases, **values, **extra})
 
 
 @pytest.hookimpl(tryfirst=True)  # profiles exist before Hypothesis loads --hypothesis-profile
@@ -181,8 +193,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if parallel.is_controller(config):
         config.pluginmanager.register(parallel.ControllerPlugin(config), "dsh-parallel")
 
-    for name, values in PROFILES.items():
-        settings.register_profile(name, **values)
+    register_profiles(config.getoption("dsh_max_examples", None))
     if not config.getoption("hypothesis_profile", None):
         default = "ci" if os.environ.get("CI", "").lower() in {"1", "true", "yes"} else "dev"
         settings.load_profile(os.environ.get("DSH_HYPOTHESIS_PROFILE", default))

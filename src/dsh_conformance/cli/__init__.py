@@ -72,7 +72,17 @@ def main() -> None:
 
 
 def _register() -> None:
-    from dsh_conformance.cli import adapters, coverage, diff, report, run, smoke, spec, summary
+    from dsh_conformance.cli import (
+        adapters,
+        coverage,
+        diff,
+        info,
+        report,
+        run,
+        smoke,
+        spec,
+        summary,
+    )
 
     for command in (
         run.run,
@@ -80,6 +90,7 @@ def _register() -> None:
         report.report,
         diff.diff,
         smoke.smoke,
+        info.info,
         adapters.adapters_command,
         spec.spec,
         coverage.coverage,

@@ -19,6 +19,7 @@ from dsh_conformance.cli._common import (
     fail_on_option,
     handles_errors,
 )
+from dsh_conformance.cli.progress import Progress, WorkerTotal
 from dsh_conformance.errors import (
     EX_CANTCREAT,
     EX_CONFIG,
@@ -28,73 +29,6 @@ from dsh_conformance.errors import (
     EX_SOFTWARE,
     EX_USAGE,
 )
-
-
-class _Collected:
-    """What ``_Progress.pytest_collection_finish`` reads of a session: its items."""
-
-    def __init__(self, items: Sequence[str]) -> None:
-        self.items = items
-
-
-class _WorkerTotal:
-    """Under xdist the controller collects nothing: the progress total comes from the
-    first worker's collection (registered only with --workers, when the hook exists)."""
-
-    def __init__(self, progress: _Progress) -> None:
-        self.progress = progress
-
-    def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
-        if not self.progress.total:
-            self.progress.pytest_collection_finish(_Collected(ids))
-
-
-class _Progress:
-    """A rich progress bar on stderr, fed by pytest hooks."""
-
-    def __init__(self, console: Any) -> None:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-        self.progress = Progress(
-            TextColumn("[bold]running"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[status]}"),
-            console=console,
-            transient=True,
-        )
-        self.task = self.progress.add_task("run", total=None, status="collecting")
-        self.failed = 0
-        self.done = 0
-        self.total = 0
-        #: Without a terminal (CI logs), a plain line at every tenth of the run instead.
-        self.plain = not console.is_terminal
-        self.console = console
-
-    def pytest_collection_finish(self, session: Any) -> None:
-        self.total = len(session.items)
-        self.progress.update(self.task, total=self.total, status="")
-        if not self.plain:
-            self.progress.start()
-
-    def pytest_runtest_logreport(self, report: Any) -> None:
-        if report.failed:
-            self.failed += 1
-            self.progress.update(self.task, status=f"[red]{self.failed} failing")
-
-    def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
-        self.progress.advance(self.task)
-        self.done += 1
-        step = max(1, self.total // 10)
-        if self.plain and (self.done % step == 0 or self.done == self.total):
-            self.console.print(
-                f"running: {self.done}/{self.total} tests, {self.failed} failing",
-                markup=False,
-                highlight=False,
-            )
-
-    def pytest_sessionfinish(self, session: Any) -> None:
-        self.progress.stop()
 
 
 def _check_manifest(path: str | None) -> None:
@@ -223,6 +157,18 @@ def _write_reports(record_path: Path, report_dir: Path) -> list[Path]:
     default=None,
     help="rerun only the tests that failed in this record (same seed, profiles, filters)",
 )
+@click.option(
+    "--max-examples",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Hypothesis examples per property test (default: the --hypothesis-profile's)",
+)
+@click.option("-v", "--verbose", is_flag=True, help="a line per test on stderr as it finishes")
+@click.option(
+    "--collect-only",
+    is_flag=True,
+    help="list the tests the selection would run (with their requirements); run nothing",
+)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @fail_on_option
 @click.pass_context
@@ -250,6 +196,9 @@ def run(
     workers: int | None,
     resume: Path | None,
     last_failed: Path | None,
+    max_examples: int | None,
+    verbose: bool,
+    collect_only: bool,
     fmt: str,
     fail_on: str,
 ) -> None:
@@ -312,22 +261,46 @@ def run(
         write_expectations=write_expectations,
         timeout=timeout,
         handshake_timeout=handshake_timeout,
+        max_examples=max_examples,
         validate=validate,
         exitfirst=exitfirst,
         require=require,
         allow_empty=allow_empty,
         extra=runplan.extra_args(earlier, last_failed is not None, workers),
     )
+    if collect_only:
+        _list_selection(options, fmt, out, err)
+        return
     with tempfile.TemporaryDirectory(prefix="dsh-record-") as tmp:
         if report_dir is not None:
             report_dir.mkdir(parents=True, exist_ok=True)
         record_path = (report_dir or Path(tmp)) / "record.jsonl"
         err.print(f"[dim]dsh-conformance: {adapter} (seed {options.seed})[/dim]", markup=True)
         log = report_dir / "pytest.log" if report_dir is not None else None
-        progress = _Progress(err)
-        plugins: list[Any] = [progress] + ([_WorkerTotal(progress)] if workers else [])
+        progress = Progress(err, verbose=verbose)
+        plugins: list[Any] = [progress] + ([WorkerTotal(progress)] if workers else [])
         status = runner.run(options, record_path, plugins=plugins, log=log)
         _finish_run(status, record_path, report_dir, fmt, out, err, fail_on)
+
+
+def _list_selection(options: Any, fmt: str, out: Any, err: Any) -> None:
+    """``--collect-only``: the tests the selection would run, one per line (stdout)."""
+    from dsh_conformance import runner
+
+    tests = runner.selected(options)
+    if fmt == "json":
+        from dsh_conformance.reporting.escape import json_text
+
+        rows = [{"id": t.nodeid, "requirements": list(t.requirements)} for t in tests]
+        click.echo(json_text(rows))
+    else:
+        from dsh_conformance.reporting.escape import for_terminal
+
+        for test in tests:
+            click.echo(f"{for_terminal(test.nodeid)}\t{' '.join(test.requirements)}")
+    err.print(f"{len(tests)} tests would run", markup=False, highlight=False)
+    if not tests:
+        sys.exit(5)
 
 
 def _finish_run(

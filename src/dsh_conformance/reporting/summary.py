@@ -525,6 +525,8 @@ def replay_command(record: RunRecord, *, filters: bool = True) -> str:
         argv += ["--seed", str(hypothesis["seed"])]
     if hypothesis.get("profile") in {"quick", "dev", "ci", "thorough"}:
         argv += ["--hypothesis-profile", str(hypothesis["profile"])]
+    if hypothesis.get("max_examples_option"):
+        argv += ["--max-examples", str(hypothesis["max_examples_option"])]
     argv += ["--spec-profile", str(header.get("spec_profile", "seed"))]
     for requirement in selection.get("requirements") or ():
         argv += ["--requirement", str(requirement)]
