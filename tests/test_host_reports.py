@@ -194,3 +194,11 @@ def test_write_expectations_writes_one_clean_line(tmp_path: Path) -> None:
         assert "\\u000a" not in line
         assert "\\n" not in line
         assert len(line) < 340
+
+
+def test_the_terminal_spells_unprintable_characters_as_javascript_does() -> None:
+    from dsh_conformance.reporting.escape import for_terminal
+
+    shown = for_terminal("id \U0009c4bf and \u2060 and é\n")
+    assert shown == "id \\u{9c4bf} and \\u2060 and é\n"
+    assert "\\U" not in shown
