@@ -74,6 +74,13 @@ def _answers(adapter: Adapter, capability: str, names: list[str]) -> Check:
     return Check(f"{capability} ops", "ok", f"{len(names)} operation(s) answer")
 
 
+def _json(value: object) -> str:
+    """A reply as JSON (what crossed the wire), never a Python repr."""
+    from dsh_conformance.reporting.escape import show_value
+
+    return show_value(value, 300)
+
+
 def smoke_checks(
     adapter_name: str, *, timeout: float = 10.0, handshake_timeout: float | None = None
 ) -> list[Check]:
@@ -157,7 +164,9 @@ def smoke_checks(
                 )
                 if back == sid:
                     return Check("lone surrogate", "ok", "round-trips over the wire")
-                return Check("lone surrogate", "fail", f"came back as {back!r} (decision D-14)")
+                return Check(
+                    "lone surrogate", "fail", f"came back as {_json(back)} (decision D-14)"
+                )
 
             checks.append(_attempt("lone surrogate", surrogate))
             many = getattr(adapter, "call_many", None)
@@ -178,7 +187,7 @@ def smoke_checks(
             result = adapter.call("reset", {})
             if result is None:
                 return Check("reset", "ok", "")
-            return Check("reset", "fail", f"reset must answer null, got {result!r}")
+            return Check("reset", "fail", f"reset must answer null, got {_json(result)}")
 
         checks.append(_attempt("reset", reset))
     finally:
