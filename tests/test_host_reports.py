@@ -202,3 +202,28 @@ def test_the_terminal_spells_unprintable_characters_as_javascript_does() -> None
     shown = for_terminal("id \U0009c4bf and \u2060 and é\n")
     assert shown == "id \\u{9c4bf} and \\u2060 and é\n"
     assert "\\U" not in shown
+
+
+def test_a_fault_carries_its_own_request_in_flight() -> None:
+    """The report names the request of the fault it names, not a later one's."""
+    from dsh_conformance.adapters.contract import AdapterFault
+    from dsh_conformance.guard import REQUEST_ATTR, FaultGuard
+
+    class Crashy:
+        def call(self, op: str, args: dict[str, object]) -> object:
+            if op == "ok":
+                return None
+            raise AdapterFault("crash", f"crashed on {op}")
+
+        def close(self) -> None:
+            pass
+
+    guard = FaultGuard(Crashy())  # type: ignore[arg-type]
+    guard.begin_test()
+    guard.call("ok", {})
+    faults = []
+    for op in ("uri.encode", "uri.decode"):
+        with pytest.raises(AdapterFault) as caught:
+            guard.call(op, {"x": 1})
+        faults.append(caught.value)
+    assert [getattr(f, REQUEST_ATTR)["op"] for f in faults] == ["uri.encode", "uri.decode"]

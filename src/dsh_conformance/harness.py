@@ -499,7 +499,11 @@ class HarnessPlugin:
             broke = fault_of(exc, fault) if exc is not None else None
             if broke is not None:  # exit status and stderr tail, not "FlakyFailure"
                 text = f"{broke.kind}: {broke.message}"
-                request = guard.fault_request if guard is not None else None
+                from dsh_conformance.guard import REQUEST_ATTR
+
+                request = getattr(broke, REQUEST_ATTR, None)  # the request of *this* fault
+                if request is None and guard is not None:
+                    request = guard.fault_request
                 if request is not None:  # the input that broke it (D-180)
                     from dsh_conformance.reporting.escape import json_text, show_value
 
