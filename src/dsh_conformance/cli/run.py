@@ -351,6 +351,10 @@ def _finish_run(
     if received is None and status == 4:  # pytest's usage error: an option it rejected
         _fail("usage", "pytest rejected the selection (see the message above)", status=EX_USAGE)
     if received is None and status in (2, 3):
+        if report_dir is not None:  # what ran, and that the run stopped: the footer says why
+            settle_exit_status(record_path, EX_SOFTWARE if status == 3 else 2)
+            for path in _write_reports(record_path, report_dir):
+                err.print(f"[dim]wrote {path}[/dim]")
         _fail(
             "run-aborted",
             f"pytest stopped with status {status} (see messages above)",
