@@ -42,7 +42,7 @@ class Progress:
 
         self.progress = Bar(
             TextColumn("[bold]running"),
-            BarColumn(),
+            BarColumn(bar_width=24),
             MofNCompleteColumn(),
             TextColumn("{task.fields[status]}"),
             console=console,
@@ -67,9 +67,14 @@ class Progress:
     def _status(self, note: str = "") -> None:
         from rich.markup import escape
 
-        failing = f"[red]{self.failed} failing[/red] " if self.failed else ""
-        what = note or _short(self.current)
-        self.progress.update(self.task, status=failing + escape(what))
+        failing = f"{self.failed} failing " if self.failed else ""
+        what = failing + (note or _short(self.current))
+        room = max(12, self.console.width - 48)  # the name never pushes the bar away
+        what = what if len(what) <= room else what[: room - 1] + "…"
+        shown = (
+            escape(what).replace(failing, f"[red]{failing}[/red]", 1) if failing else escape(what)
+        )
+        self.progress.update(self.task, status=shown)
 
     def pytest_sessionstart(self, session: Any) -> None:
         from dsh_conformance import shrinking
