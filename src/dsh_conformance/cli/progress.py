@@ -69,12 +69,11 @@ class Progress:
 
         failing = f"{self.failed} failing " if self.failed else ""
         what = failing + (note or _short(self.current))
-        room = max(12, self.console.width - 48)  # the name never pushes the bar away
-        what = what if len(what) <= room else what[: room - 1] + "…"
-        shown = (
-            escape(what).replace(failing, f"[red]{failing}[/red]", 1) if failing else escape(what)
-        )
-        self.progress.update(self.task, status=shown)
+        room = max(12, self.console.width - 44)  # the name never pushes the bar away
+        what = escape(what if len(what) <= room else what[: room - 1] + "…")
+        if failing:
+            what = what.replace(failing, f"[red]{failing}[/red]", 1)
+        self.progress.update(self.task, status=what)
 
     def pytest_sessionstart(self, session: Any) -> None:
         from dsh_conformance import shrinking
@@ -97,7 +96,7 @@ class Progress:
         """Hypothesis found a failing example and now looks for a smaller one."""
         from dsh_conformance.shrinking import shrink_seconds
 
-        self._status(f"shrinking a failing example of {_short(self.current)}")
+        self._status(f"shrinking {_short(self.current)}")
         if self.plain:
             self._line(
                 f"shrinking: {_short(self.current)} failed; looking for a smaller failing "
