@@ -267,6 +267,29 @@ def load_manifest(path: str | Path, known_requirements: Iterable[str] = ()) -> M
         ) from exc
     except tomllib.TOMLDecodeError as exc:
         raise ManifestError("manifest-not-toml", f"{file}: {exc}") from exc
+    except UnicodeDecodeError as exc:  # Notepad's UTF-16 with a BOM, Latin-1, a binary
+        bom = (
+            " (it starts with a UTF-16 byte order mark)"
+            if exc.object[:2]
+            in (
+                b"\xff\xfe",
+                b"\xfe\xff",
+            )
+            else ""
+        )
+        raise ManifestError(
+            "manifest-not-utf8",
+            f"{file}: not UTF-8{bom}: {exc.reason} at byte {exc.start}",
+            hint="save the manifest as UTF-8 (TOML files are UTF-8)",
+        ) from exc
+    except IsADirectoryError as exc:
+        raise ManifestError(
+            "manifest-is-directory", f"{file}: is a directory, not a manifest", exit_status=66
+        ) from exc
+    except OSError as exc:
+        raise ManifestError(
+            "manifest-unreadable", f"{file}: {exc.strerror or exc}", exit_status=66
+        ) from exc
     return parse_manifest(data, path=str(file), known_requirements=known_requirements)
 
 

@@ -368,7 +368,8 @@ class SubprocessAdapter:
         process = _Process(self.argv, self.cwd, self.env, self.max_reply_bytes)
         self._process = process
         request = wire.handshake_request(0)
-        # Starting a runtime takes longer than answering a call: never less than 30 s.
+        # Built directly, starting a runtime gets at least 30 s; the CLI and the pytest
+        # plugin always set startup_timeout from --timeout / --handshake-timeout (D-311).
         startup = self.startup_timeout or max(self.timeout, 30.0)
         before = "stdout before the handshake: the first line on stdout must be the handshake "
         before += "reply (write logs to stderr); got: "
@@ -417,8 +418,13 @@ class SubprocessAdapter:
             speaks = ", ".join(map(str, SUPPORTED_PROTOCOLS))
             raise AdapterFault(
                 "protocol",
-                f"{self.name}: protocol mismatch: the implementation speaks {version!r}, "
-                f"the harness speaks {speaks} (docs/protocol-changelog.md)",
+                f"{self.name}: protocol mismatch: the implementation "
+                + (
+                    f"speaks {wire.printable(orjson.dumps(version).decode())}"
+                    if version is not None
+                    else "names no protocol version"
+                )
+                + f", the harness speaks {speaks} (docs/protocol-changelog.md)",
             )
         found = wire.problems("handshake-response", reply)
         if found:

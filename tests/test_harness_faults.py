@@ -52,6 +52,8 @@ def test_a_fault_costs_exactly_one_test(
         *QUICK_SLICE,
         "--timeout",
         timeout,
+        "--handshake-timeout",  # --timeout bounds the handshake too (D-311): room to start
+        "60",
         env={"DSH_ADAPTER_MAX_REPLY_BYTES": "100000"},
     )
     complete(record)
@@ -84,6 +86,8 @@ def test_escape_sequences_never_reach_the_terminal_or_reports(tmp_path: Path) ->
         *QUICK_SLICE,
         "--timeout",
         "5",
+        "--handshake-timeout",
+        "60",
     )
     complete(record)
     assert outcomes(record).get("error") == 1
@@ -172,6 +176,8 @@ def test_a_fault_inside_a_hypothesis_test_is_named_not_flaky(
         "test_encode_is_scheme_plus_base64url_of_json_stringify",
         "--timeout",
         "1",
+        "--handshake-timeout",  # room for Python to start on a loaded machine (D-311)
+        "60",
     )
     (victim,) = record.tests
     assert victim.outcome == outcome

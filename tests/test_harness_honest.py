@@ -388,7 +388,7 @@ def test_failures_that_fail_the_gate_come_first_in_full_with_a_replay(tmp_path: 
     order = [md.index(f"test_{n}[p]`") for n in ("c_crash", "b_seed", "a_profile")]
     assert order == sorted(order)
     assert long in md  # whole
-    assert "-k test_b_seed" in md  # its own replay command
+    assert "--test 'conformance/test_uri.py::test_b_seed[p]'" in md  # exactly its case
     assert "--seed 5" in md
     page = html.render([record])
     order = [page.index(f"test_{n}[p]</code> ") for n in ("c_crash", "b_seed", "a_profile")]

@@ -106,7 +106,12 @@ def record_of(tmp_path: Path) -> RunRecord:
 @pytest.mark.parametrize("fault", ["stall@3", "stall-grandchild@3", "stall-ignore-term@3"])
 def test_a_hang_behind_a_wrapper_costs_one_timeout(tmp_path: Path, fault: str) -> None:
     process, marker = start(
-        tmp_path, wrapped(fault, tmp_path / "state.json"), "--timeout", str(TIMEOUT)
+        tmp_path,
+        wrapped(fault, tmp_path / "state.json"),
+        "--timeout",
+        str(TIMEOUT),
+        "--handshake-timeout",  # --timeout bounds the handshake too (D-311): room to start
+        "60",
     )
     try:
         stderr = finish(process, 120)

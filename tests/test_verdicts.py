@@ -234,11 +234,14 @@ def test_a_failure_names_requirement_input_expected_actual_and_replay(tmp_path: 
     (test,) = [t for t in record.tests if t.outcome is Outcome.FAIL]
     assert test.blame == ("REF-010",)
     assert 'expected "dsh-session:IiI", got "dsh-session:IiI="' in test.message  # JSON
-    assert "blames REF-010 (MUST, profile verdict)" in test.longrepr
-    assert "replay: dsh-conformance run --adapter python:fauxmplementations:padded" in test.longrepr
-    assert "-k test_case" in test.longrepr
+    assert test.failure["checks"][0]["requirement"] == "REF-010"
+    replay = test.failure["replay"]
+    assert replay.startswith("dsh-conformance run --adapter python:fauxmplementations:padded")
+    assert replay.endswith(
+        "--test 'conformance/test_cases.py::test_case[foundation:uri-encode-empty]'"
+    )
     report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
-    assert test.message in report  # in full, its lines kept (D-179)
+    assert 'actual:   "dsh-session:IiI="' in report  # as JSON, before the traceback (D-310)
     assert "dsh-conformance run --adapter python:fauxmplementations:padded" in report
 
 

@@ -31,6 +31,8 @@ from dsh_conformance.adapters.contract import (
 #: Restarts per test that shrinking a crash may take without charge to the budget.
 SHRINK_RESTARTS: Final = 25
 _BUDGET: Final = "restart_budget"  # the transport's attribute (adapters/subprocess.py)
+#: The attribute holding the request in flight on the fault it caused.
+REQUEST_ATTR: Final = "dsh_request"
 #: Longest JSON of a request's arguments kept whole in ``fault_request``.
 REQUEST_LIMIT: Final = 64 * 1024
 
@@ -75,6 +77,9 @@ class FaultGuard:
     def _faulted(self, exc: AdapterFault, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> bool:
         """Note *exc*; whether it poisons the rest of the test (else it is replayable)."""
         self.fault_request = in_flight(calls)
+        # The request travels with its fault: a report that names this fault names its
+        # request, not a later fault's (issue 38).
+        setattr(exc, REQUEST_ATTR, self.fault_request)
         replayable = exc.kind != "timeout" and self._answered and self._crashes < SHRINK_RESTARTS
         if replayable:
             budget = getattr(self.adapter, _BUDGET, None)

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from attrs import define, field, frozen
 
+from dsh_conformance import failure
 from dsh_conformance.errors import EX_CONFIG, EX_FAILURES, EX_SOFTWARE, HarnessError
-from dsh_conformance.guard import FaultGuard
 from dsh_conformance.outcomes import (
     APPLICABLE,
     FAILING,
@@ -34,16 +34,18 @@ from dsh_conformance.outcomes import (
     unreadable_of,
 )
 from dsh_conformance.record import RecordWriter, TestResult
+from dsh_conformance.suite import GUARD_KEY, footer_status
 
 if TYPE_CHECKING:
     from dsh_conformance.adapters.expectations import Entry, Manifest
 
-GUARD_KEY = pytest.StashKey[FaultGuard]()
 #: Every kind of footer ``expectation_problems`` item the harness writes: the record
 #: schema allows exactly these (tests/test_record_schema.py, D-215).
 PROBLEM_KINDS = ("stale", "unexpected-pass", "blame-not-cited")
 #: Longest failure text kept in the record per test.
 LONGREPR_LIMIT = 8000
+#: Longest reason --write-expectations writes (cut at a word).
+REASON_LIMIT = 300
 #: Longest message kept in the record per test (reports show it whole: D-179).
 MESSAGE_LIMIT = 4000
 #: Longest JSON of the request in flight shown in a message (the record keeps it whole).
@@ -69,6 +71,7 @@ class _Progress:
     duration: float = 0.0
     blame: tuple[str, ...] = ()
     request: str = ""
+    failure: dict[str, Any] = field(factory=dict)
 
 
 @define
@@ -80,7 +83,7 @@ class _EntryStats:
 
 def stable_test_id(item: pytest.Item, root: Path) -> str:
     """``conformance/<file>::<name>[<param>]``, the same wherever the suite is installed."""
-    from dsh_conformance.pytest_plugin import resolved
+    from dsh_conformance.suite import resolved
 
     path = resolved(str(item.path))
     try:
@@ -100,27 +103,32 @@ def spec_version() -> str:
     return "sha256:" + digest.hexdigest()[:16]
 
 
-def _readable(message: str, longrepr: str) -> str:
-    """Never a bare ``AssertionError``: fall back to the first explained line."""
-    if message.rstrip(": ") not in {"AssertionError", "assert", ""}:
-        return message
-    for line in longrepr.splitlines():
-        text = line.removeprefix("E").strip()
-        if line.startswith("E ") and text and text.rstrip(": ") != "AssertionError":
-            return f"AssertionError: {text}"
-    return message
+_FOREIGN = ("site-packages", "/_pytest/", "/pluggy/", "/hypothesis/")
 
 
-def _every_failure(excinfo: pytest.ExceptionInfo[BaseException]) -> str:
-    """The failure's headline and, for a group (Hypothesis's "found 2 distinct
-    failures", several soft checks: D-250), one line per member failure."""
-    from dsh_conformance.checks import failure_lines
+def _short_traceback(item: pytest.Item, excinfo: pytest.ExceptionInfo[BaseException]) -> str:
+    """The traceback from the test function down, in pytest's short style: no fixture
+    reprs, no pytest, pluggy or Hypothesis frames, no frames that hide themselves."""
 
-    headline = excinfo.exconly().strip()
-    if not isinstance(excinfo.value, BaseExceptionGroup):
-        return headline
-    lines = failure_lines(excinfo.value)
-    return "\n".join([headline.splitlines()[0], *(f"  - {line}" for line in lines)])
+    def frames(info: pytest.ExceptionInfo[BaseException]) -> Any:
+        tb = info.traceback
+        tb = tb.cut(path=item.path) or tb
+        kept = tb.filter(lambda e: not any(f in str(e.path) for f in _FOREIGN)) or tb
+        return kept.filter(info)
+
+    try:
+        return str(excinfo.getrepr(style="short", funcargs=False, tbfilter=frames))
+    except Exception:  # a traceback that cannot be rendered must not lose the failure
+        return excinfo.exconly()
+
+
+def _words(text: str, limit: int) -> str:
+    """*text* cut at the last whole word within *limit* characters (a manifest reason)."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,;:") + "…"
 
 
 def _short(text: str, limit: int) -> str:
@@ -164,13 +172,15 @@ class HarnessPlugin:
     def pytest_collection_modifyitems(
         self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
-        from dsh_conformance import pytest_plugin as plugin
+        from dsh_conformance import suite as plugin
 
         conformance = [item for item in items if plugin.is_conformance_item(item)]
         if not conformance:
             return
+        from dsh_conformance import shrinking
         from dsh_conformance.spec import load_catalog
 
+        shrinking.cap_shrinking()  # D-312: a failing test shrinks for seconds, not minutes
         catalog = load_catalog()
         self._load_earlier()
         plugin.check_traceability(conformance, catalog.requirements)
@@ -183,6 +193,7 @@ class HarnessPlugin:
         profile = str(config.getoption("dsh_spec_profile"))
         patterns = [str(p) for p in config.getoption("dsh_requirement") or ()]
         capabilities = {str(c) for c in config.getoption("dsh_capability") or ()}
+        exact = {str(t) for t in config.getoption("dsh_test", None) or ()}
         kept: list[pytest.Item] = []
         removed: list[pytest.Item] = []
         for item in items:
@@ -200,6 +211,8 @@ class HarnessPlugin:
             selected = any(
                 profile in catalog.requirements[r].profiles for r in reqs
             ) and self._wanted(reqs, caps, patterns, capabilities)
+            if exact and test_id not in exact:
+                selected = False
             if selected and self._done_earlier(test_id):
                 selected = False
             if selected:
@@ -259,7 +272,7 @@ class HarnessPlugin:
 
     @staticmethod
     def _covers_package(items: Sequence[pytest.Item], root: Path) -> bool:
-        from dsh_conformance.pytest_plugin import resolved
+        from dsh_conformance.suite import resolved
 
         files = {resolved(str(item.path)) for item in items}
         return all(path.resolve() in files for path in root.rglob("test_*.py"))
@@ -280,7 +293,7 @@ class HarnessPlugin:
 
     def _implementation_versions(self) -> tuple[str, dict[str, str]]:
         """The handshake's version and components (D-188)."""
-        from dsh_conformance import pytest_plugin as plugin
+        from dsh_conformance import suite as plugin
 
         try:
             info = plugin.implementation(self.config).handshake.implementation
@@ -301,7 +314,7 @@ class HarnessPlugin:
         record = parallel.record_path(self.config)  # an xdist worker writes its own part
         if record:
             self.writer = RecordWriter(record)
-        from dsh_conformance import pytest_plugin as plugin
+        from dsh_conformance import suite as plugin
 
         adapter_name = str(self.config.getoption("--dsh-adapter"))
         try:
@@ -359,12 +372,14 @@ class HarnessPlugin:
                 "seed": seed,
                 "derandomize": current.derandomize,
                 "max_examples": current.max_examples,
+                **self._max_examples_option(),
             },
             "expectations": self.manifest.path if self.manifest else None,
             "filters": {
                 "requirements": list(self.config.getoption("dsh_requirement") or ()),
                 "capabilities": list(self.config.getoption("dsh_capability") or ()),
                 "keyword": self.config.getoption("keyword", "") or "",
+                **self._exact_tests(),
             },
             "gate": {
                 "require": sorted({str(c) for c in self.config.getoption("dsh_require") or ()}),
@@ -376,6 +391,16 @@ class HarnessPlugin:
             "python": sys.version.split()[0],
             "platform": platform.platform(terse=True),
         }
+
+    def _max_examples_option(self) -> dict[str, int]:
+        """``--max-examples`` when given (a replay passes it again)."""
+        given = self.config.getoption("dsh_max_examples", None)
+        return {"max_examples_option": int(given)} if given else {}
+
+    def _exact_tests(self) -> dict[str, list[str]]:
+        """``--dsh-test``: the exact test ids selected (absent when none were named)."""
+        tests = [str(t) for t in self.config.getoption("dsh_test", None) or ()]
+        return {"tests": tests} if tests else {}
 
     def _lineage(self) -> dict[str, Any]:
         """Which earlier record this run continues or reruns (absent for a fresh run)."""
@@ -440,7 +465,7 @@ class HarnessPlugin:
             return report
         if report.when == "setup" and report.passed:
             return report
-        self._classify(report, call, meta, state)
+        self._classify(report, call, meta, state, item)
         return report
 
     def _classify(
@@ -449,6 +474,7 @@ class HarnessPlugin:
         call: pytest.CallInfo[None],
         meta: ItemMeta,
         state: _Progress,
+        item: pytest.Item | None = None,
     ) -> None:
         guard = self.config.stash.get(GUARD_KEY, None)
         if report.passed:
@@ -461,17 +487,27 @@ class HarnessPlugin:
             exc = call.excinfo.value if call.excinfo is not None else None
             fault = guard.fault if guard is not None else None
             outcome = classify_failure(exc, fault) if exc is not None else Outcome.FAIL
-            if call.excinfo is not None:
-                state.message = _short(_every_failure(call.excinfo), MESSAGE_LIMIT)
             state.blame = self._blame(exc, meta)
             explanation = self._explain(meta, state.blame)
             report.sections.append(("dsh-conformance", explanation))
-            state.message = _short(_readable(state.message, report.longreprtext), MESSAGE_LIMIT)
-            state.longrepr = _short(explanation + "\n\n" + report.longreprtext, LONGREPR_LIMIT)
+            traceback = report.longreprtext
+            if call.excinfo is not None and item is not None:
+                traceback = _short_traceback(item, call.excinfo)
+            state.message = _short(
+                failure.message(exc) if exc is not None else "the test failed", MESSAGE_LIMIT
+            )
+            state.longrepr = _short(failure.clean(traceback), LONGREPR_LIMIT)
+            state.failure = failure.build(
+                exc, state.blame, self._sentences(), self._replay(meta), state.longrepr
+            )
             broke = fault_of(exc, fault) if exc is not None else None
             if broke is not None:  # exit status and stderr tail, not "FlakyFailure"
                 text = f"{broke.kind}: {broke.message}"
-                request = guard.fault_request if guard is not None else None
+                from dsh_conformance.guard import REQUEST_ATTR
+
+                request = getattr(broke, REQUEST_ATTR, None)  # the request of *this* fault
+                if request is None and guard is not None:
+                    request = guard.fault_request
                 if request is not None:  # the input that broke it (D-180)
                     from dsh_conformance.reporting.escape import json_text, show_value
 
@@ -480,9 +516,11 @@ class HarnessPlugin:
                     text = f"{broke.kind} (request in flight: {shown}): {broke.message}"
                 state.message = _short(text, MESSAGE_LIMIT)
                 state.longrepr = _short(f"{text}\n\n{state.longrepr}", LONGREPR_LIMIT)
+                state.failure = {**state.failure, "checks": [], "message": text}
             unreadable = unreadable_of(exc) if exc is not None and broke is None else None
             if unreadable is not None:  # a protocol problem of the run, not a requirement's
                 self._unreadable(state, unreadable)
+                state.failure = {**state.failure, "checks": [], "message": state.message}
             if outcome in (Outcome.CRASH, Outcome.TIMEOUT, Outcome.PROTOCOL):
                 state.blame = ()  # the adapter broke: no requirement is blamed (D-212)
         entry = meta.entry
@@ -524,6 +562,15 @@ class HarnessPlugin:
         state.message = _short(text, MESSAGE_LIMIT)
         state.longrepr = _short(f"{text}\n\n{state.longrepr}", LONGREPR_LIMIT)
 
+    def _sentences(self) -> dict[str, str]:
+        """Each requirement's sentence of a note (its clause, else its quote)."""
+        from dsh_conformance.spec import load_catalog
+
+        return {
+            rid: str(getattr(req, "clause", "") or req.quote)
+            for rid, req in load_catalog().requirements.items()
+        }
+
     def _explain(self, meta: ItemMeta, blame: Sequence[str]) -> str:
         """Which requirement failed, how it is judged, and the command that replays it."""
         from dsh_conformance.spec import load_catalog
@@ -550,9 +597,11 @@ class HarnessPlugin:
         profile = settings.get_current_profile_name()
         if profile in {"quick", "dev", "ci", "thorough"}:
             argv += ["--hypothesis-profile", profile]
+        given = self.config.getoption("dsh_max_examples", None)
+        if given:
+            argv += ["--max-examples", str(given)]
         argv += ["--spec-profile", str(self.config.getoption("dsh_spec_profile"))]
-        name = meta.test_id.partition("::")[2].partition("[")[0]
-        argv += ["-k", name]
+        argv += ["--test", meta.test_id]
         return shlex.join(argv)
 
     def _blame(self, exc: BaseException | None, meta: ItemMeta) -> tuple[str, ...]:
@@ -612,6 +661,7 @@ class HarnessPlugin:
             longrepr=state.longrepr if outcome in FAILING or state.detail else "",
             blame=state.blame if outcome in FAILING or state.detail else (),
             request=state.request if outcome in FAILING or state.detail else "",
+            failure=state.failure if outcome in FAILING or state.detail else {},
             reviews=self._reviews(),
         )
         self.results.append(result)
@@ -697,6 +747,7 @@ class HarnessPlugin:
 
     def _write_expectations(self, path: Path) -> None:
         from dsh_conformance.adapters.expectations import Entry, render_manifest, update_manifest
+        from dsh_conformance.reporting.failuretext import headline
 
         old = {e.id: e for e in self.manifest.entries} if self.manifest else {}
         # entries for other implementation versions are kept as they are
@@ -713,10 +764,11 @@ class HarnessPlugin:
                     continue
             if failed:
                 raw = result.detail or str(result.outcome)
+                line = headline(result)  # one clean line: no class name, no escapes
                 entries[result.nodeid] = Entry(
                     id=result.nodeid,
                     status="xfail",
-                    reason=_short(f"{raw}: {result.message}" if result.message else raw, 200),
+                    reason=_words(f"{raw}: {line}" if line else raw, REASON_LIMIT),
                 )
         adapter = str(self.config.getoption("--dsh-adapter"))
         if path.is_file():  # keep the file's comments and order
@@ -739,22 +791,3 @@ class HarnessPlugin:
             terminalreporter.write_line(
                 f"dsh-conformance: [{problem['kind']}] {problem['message']}"
             )
-
-
-def footer_status(session: pytest.Session) -> dict[str, str]:
-    """What the footer says about how the run ended (D-136): ``complete``, ``stopped``
-    (``-x``), ``interrupted`` with the signal, or ``aborted`` with why."""
-    from dsh_conformance import signals
-
-    received = signals.received()
-    if received is not None:
-        return {"status": "interrupted", "signal": received}
-    status = int(session.exitstatus)
-    if status == pytest.ExitCode.INTERRUPTED:
-        reason = str(session.shouldfail or session.shouldstop or "") or "the run was cut short"
-        return {"status": "aborted", "reason": reason}
-    if status == pytest.ExitCode.INTERNAL_ERROR:
-        return {"status": "aborted", "reason": "internal error (see pytest.log)"}
-    if session.shouldstop:
-        return {"status": "stopped", "reason": str(session.shouldstop)}
-    return {"status": "complete"}

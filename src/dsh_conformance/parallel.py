@@ -108,8 +108,8 @@ class ControllerPlugin:
             path.unlink(missing_ok=True)
 
     def _write(self, session: pytest.Session, records: list[tuple[str, RunRecord]]) -> None:
-        from dsh_conformance.harness import footer_status
         from dsh_conformance.record import RecordWriter
+        from dsh_conformance.suite import footer_status
 
         tests: dict[str, TestResult] = {}
         for _, record in records:

@@ -8,21 +8,41 @@ collects conformance tests.
 from __future__ import annotations
 
 import os
-from functools import cache
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
-if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+from dsh_conformance.suite import (  # re-exported: conftest and runner read them here
+    IMPLEMENTATION_KEY,
+    ORACLE_KEY,
+    REFERENCE_NAME,
+    SELF_COMPARISON,
+    check_traceability,
+    conformance_root,
+    guard,
+    implementation,
+    is_conformance_item,
+    oracle,
+    requirement_ids,
+    resolved,
+)
 
-    from dsh_conformance.adapters.client import Implementation
-    from dsh_conformance.guard import FaultGuard
-    from dsh_conformance.spec import Requirement
-
-IMPLEMENTATION_KEY = pytest.StashKey["Implementation"]()
-ORACLE_KEY = pytest.StashKey["Implementation"]()
+__all__ = [
+    "IMPLEMENTATION_KEY",
+    "ORACLE_KEY",
+    "PROFILES",
+    "REFERENCE_NAME",
+    "SELF_COMPARISON",
+    "check_traceability",
+    "conformance_root",
+    "guard",
+    "implementation",
+    "is_conformance_item",
+    "oracle",
+    "register_profiles",
+    "requirement_ids",
+    "resolved",
+]
 
 #: Hypothesis profiles: ``quick`` for parity and smoke-level runs (few examples, the same
 #: ones every time), ``dev`` is fast, ``ci`` derandomized with more examples.
@@ -72,6 +92,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run only tests citing this requirement id (glob, repeatable: URI-*)",
     )
     group.addoption(
+        "--dsh-test",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="run only this test (its full id, conformance/FILE::NAME[PARAM]; repeatable)",
+    )
+    group.addoption(
         "--dsh-capability",
         action="append",
         default=[],
@@ -96,7 +123,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=float,
         default=None,
         metavar="SECONDS",
-        help="per-call timeout of subprocess adapters (default 30)",
+        help="seconds to wait for each reply, the handshake included (default 30)",
+    )
+    group.addoption(
+        "--dsh-max-examples",
+        type=int,
+        default=None,
+        metavar="N",
+        help="Hypothesis examples per property test (default: the profile's)",
+    )
+    group.addoption(
+        "--dsh-handshake-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="seconds to wait for the handshake of a subprocess adapter (default: --dsh-timeout)",
     )
     group.addoption(
         "--dsh-resume",
@@ -118,12 +159,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def register_profiles() -> None:
-    """Make the suite's Hypothesis profiles loadable by name."""
-    from hypothesis import settings
+def register_profiles(max_examples: int | None = None) -> None:
+    """Make the suite's Hypothesis profiles loadable by name; *max_examples* (the CLI's
+    ``--max-examples``) overrides every profile's.  No profile runs Hypothesis' explain
+    phase (D-312): it costs time after shrinking, and its notes are Python, which no
+    report shows."""
+    from hypothesis import Phase, settings
 
+    phases = tuple(p for p in Phase if p is not Phase.explain)
     for name, values in PROFILES.items():
-        settings.register_profile(name, **values)
+        extra = {"max_examples": max_examples} if max_examples else {}
+        settings.register_profile(name, **{"phases": phases, **values, **extra})
 
 
 @pytest.hookimpl(tryfirst=True)  # profiles exist before Hypothesis loads --hypothesis-profile
@@ -147,103 +193,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if parallel.is_controller(config):
         config.pluginmanager.register(parallel.ControllerPlugin(config), "dsh-parallel")
 
-    for name, values in PROFILES.items():
-        settings.register_profile(name, **values)
+    register_profiles(config.getoption("dsh_max_examples", None))
     if not config.getoption("hypothesis_profile", None):
         default = "ci" if os.environ.get("CI", "").lower() in {"1", "true", "yes"} else "dev"
         settings.load_profile(os.environ.get("DSH_HYPOTHESIS_PROFILE", default))
-
-
-@cache
-def conformance_root() -> Path:
-    import dsh_conformance.conformance as pkg
-
-    return Path(pkg.__file__).resolve().parent
-
-
-@cache
-def resolved(path: str) -> Path:
-    """``Path(path).resolve()``, once per path: a collection asks for each of ~500 items
-    several times, and resolving is a syscall per component."""
-    return Path(path).resolve()
-
-
-def is_conformance_item(item: pytest.Item) -> bool:
-    return conformance_root() in resolved(str(item.path)).parents
-
-
-def requirement_ids(item: pytest.Item) -> list[str]:
-    """The requirement ids an item declares through ``@pytest.mark.req``."""
-    ids: list[str] = []
-    for mark in item.iter_markers("req"):
-        ids.extend(str(a) for a in mark.args)
-    return sorted(set(ids))
-
-
-def check_traceability(items: Sequence[pytest.Item], catalog: Mapping[str, Requirement]) -> None:
-    """Every conformance test cites known requirement ids (else a usage error)."""
-    problems: list[str] = []
-    for item in items:
-        ids = requirement_ids(item)
-        if not ids:
-            problems.append(f"{item.nodeid}: declares no requirement (add @pytest.mark.req(...))")
-        unknown = [i for i in ids if i not in catalog]
-        if unknown:
-            problems.append(
-                f"{item.nodeid}: cites unknown requirement id(s) {', '.join(unknown)} "
-                "(add them to spec/requirements/*.toml or fix the id)"
-            )
-    if problems:
-        raise pytest.UsageError("requirement traceability failed:\n  " + "\n  ".join(problems))
-
-
-def implementation(config: pytest.Config) -> Implementation:
-    """The implementation under test, created on first use and kept for the session."""
-    if IMPLEMENTATION_KEY not in config.stash:
-        from dsh_conformance.adapters.client import Implementation
-        from dsh_conformance.adapters.registry import resolve
-        from dsh_conformance.guard import FaultGuard
-        from dsh_conformance.harness import GUARD_KEY
-
-        name = str(config.getoption("--dsh-adapter"))
-        adapter = resolve(name)
-        timeout = config.getoption("dsh_timeout", None)
-        if timeout is not None and hasattr(adapter, "timeout"):
-            adapter.timeout = float(timeout)
-        if not hasattr(adapter, "argv"):  # in-process: a hang must not stop the run (D-164)
-            from dsh_conformance.adapters.deadline import DEFAULT_TIMEOUT, InProcessDeadline
-
-            adapter = InProcessDeadline(
-                adapter, float(timeout) if timeout is not None else DEFAULT_TIMEOUT
-            )
-        if config.getoption("dsh_validate", False) and hasattr(adapter, "validate"):
-            adapter.validate = True
-        guarded = FaultGuard(adapter)
-        config.stash[GUARD_KEY] = guarded
-        config.stash[IMPLEMENTATION_KEY] = Implementation(guarded, name)
-    return config.stash[IMPLEMENTATION_KEY]
-
-
-def guard(config: pytest.Config) -> FaultGuard | None:
-    """The fault guard around the implementation under test, once it exists."""
-    from dsh_conformance.harness import GUARD_KEY
-
-    return config.stash.get(GUARD_KEY, None)
-
-
-def oracle(config: pytest.Config) -> Implementation:
-    """The reference model, always in-process: the oracle for differential tests."""
-    if ORACLE_KEY not in config.stash:
-        from dsh_conformance.adapters.client import Implementation
-        from dsh_conformance.adapters.reference import ReferenceAdapter
-
-        config.stash[ORACLE_KEY] = Implementation(ReferenceAdapter(), "reference", validate=False)
-    return config.stash[ORACLE_KEY]
-
-
-#: The name the reference model gives in its handshake, in-process or served.
-REFERENCE_NAME = "dsh-conformance reference model"
-SELF_COMPARISON = "self-comparison: the implementation is the reference model"
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

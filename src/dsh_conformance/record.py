@@ -59,6 +59,10 @@ class TestResult:
     reviews: tuple[Mapping[str, Any], ...] = field(default=(), converter=_maps)
     #: The manifest entry's ``reason`` when an entry applied (D-211), else empty.
     expectation_reason: str = ""
+    #: A failure as a conformance failure (failure.py): ``checks`` (requirement, sentence,
+    #: message, input, expected, actual: JSON texts), ``replay``, ``traceback``; or, for a
+    #: crash or timeout, ``message`` and no checks.  Empty unless the test failed.
+    failure: Mapping[str, Any] = field(factory=dict)
 
     @property
     def failed(self) -> bool:
@@ -109,6 +113,8 @@ class TestResult:
             data["request"] = jsstr.parse(self.request)
         if self.reviews:
             data["reviews"] = [dict(r) for r in self.reviews]
+        if self.failure:
+            data["failure"] = dict(self.failure)
         return data
 
     @classmethod
@@ -127,6 +133,7 @@ class TestResult:
             blame=[str(r) for r in data.get("blame", [])],
             request=_request_text(data.get("request")),
             reviews=[dict(r) for r in data.get("reviews", [])],
+            failure=dict(data.get("failure") or {}),
         )
 
 
@@ -443,7 +450,13 @@ def load_record(source: str | Path) -> RunRecord:
         ):
             raise RecordError("missing-header", f"{source}: the first line is not a header")
         if isinstance(data, dict) and data.get("type") == "header" and data.get("format") != FORMAT:
-            raise RecordError("not-a-record", f"{source}: format is {data.get('format')!r}")
+            found = data.get("format")
+            raise RecordError(
+                "not-a-record",
+                f"{source}: the header's format is "
+                + (jsstr.stringify(found) if found is not None else "missing")
+                + f", not {FORMAT}",
+            )
         line_data = check_line(data, f"{source}:{number}")
         kind = line_data["type"]
         if kind != "header" and footer is not None:

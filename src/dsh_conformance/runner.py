@@ -44,12 +44,16 @@ class RunOptions:
     requirements: tuple[str, ...] = field(default=(), converter=_strings)
     capabilities: tuple[str, ...] = field(default=(), converter=_strings)
     keyword: str = ""
+    #: Exact test ids (``--test``): a replay reruns one case, not every match of a name.
+    tests: tuple[str, ...] = field(default=(), converter=_strings)
     hypothesis_profile: str | None = None
     seed: int | None = None
     spec_profile: str = "seed"
     expectations: str | None = None
     write_expectations: str | None = None
     timeout: float | None = None
+    handshake_timeout: float | None = None
+    max_examples: int | None = None
     validate: bool = False
     exitfirst: bool = False
     require: tuple[str, ...] = field(default=(), converter=_strings)
@@ -97,6 +101,8 @@ def pytest_args(options: RunOptions, record: Path, workdir: Path) -> list[str]:
         args += ["--dsh-requirement", requirement]
     for capability in options.capabilities:
         args += ["--dsh-capability", capability]
+    for test in options.tests:
+        args += ["--dsh-test", test]
     if options.keyword:
         args += ["-k", options.keyword]
     if options.hypothesis_profile:
@@ -109,6 +115,10 @@ def pytest_args(options: RunOptions, record: Path, workdir: Path) -> list[str]:
         args += ["--dsh-write-expectations", options.write_expectations]
     if options.timeout is not None:
         args += ["--dsh-timeout", str(options.timeout)]
+    if options.max_examples is not None:
+        args += ["--dsh-max-examples", str(options.max_examples)]
+    if options.handshake_timeout is not None:
+        args += ["--dsh-handshake-timeout", str(options.handshake_timeout)]
     if options.validate:
         args.append("--dsh-validate")
     if options.exitfirst:
@@ -194,3 +204,41 @@ def collect(spec_profile: str = "seed") -> list[CollectedTest]:
             hint="run `python -m pytest --pyargs dsh_conformance.conformance --collect-only`",
         )
     return collector.tests
+
+
+class _Selected:
+    """The items left after every filter (-r, -c, -k, --test, the spec profile)."""
+
+    def __init__(self) -> None:
+        self.tests: list[CollectedTest] = []
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        from dsh_conformance import pytest_plugin
+        from dsh_conformance.harness import stable_test_id
+
+        root = pytest_plugin.conformance_root()
+        for item in session.items:
+            if pytest_plugin.is_conformance_item(item):
+                caps = tuple(sorted({str(m.args[0]) for m in item.iter_markers("capability")}))
+                reqs = tuple(pytest_plugin.requirement_ids(item))
+                self.tests.append(CollectedTest(stable_test_id(item, root), reqs, caps))
+
+
+def selected(options: RunOptions) -> list[CollectedTest]:
+    """The tests a run with *options* would run (``run --collect-only``), running none."""
+    from dsh_conformance.errors import HarnessError
+
+    chosen = _Selected()
+    with tempfile.TemporaryDirectory(prefix="dsh-collect-") as tmp:
+        args = pytest_args(options, Path(tmp) / "record.jsonl", Path(tmp))
+        args += ["--collect-only", "--snapshot-warn-unused"]
+        with contextlib.redirect_stdout(io.StringIO()):
+            status = pytest.main(args, plugins=[chosen])
+    if status not in (0, 5):
+        raise HarnessError(
+            "collection-failed",
+            f"collecting the selection failed (pytest status {status})",
+            hint="check the filters; `dsh-conformance run` without --collect-only says more",
+        )
+    return chosen.tests

@@ -38,6 +38,8 @@ class Plan:
     #: The header's gate (D-175): capabilities required, whether an empty run may pass.
     require: tuple[str, ...] = ()
     allow_empty: bool = False
+    #: Exact test ids the run selected (``--test``).
+    tests: tuple[str, ...] = ()
 
     def override(
         self,
@@ -91,6 +93,7 @@ def from_record(path: Path, *, rerun_failed: bool) -> Plan:
         expectations=str(header["expectations"]) if header.get("expectations") else None,
         require=tuple(str(c) for c in gate.get("require") or ()),
         allow_empty=bool(gate.get("allow_empty")),
+        tests=tuple(str(t) for t in filters.get("tests") or ()),
     )
 
 
@@ -189,3 +192,26 @@ def check_selection(
                 hint="run `dsh-conformance spec` to list them (globs: URI-*)",
                 exit_status=EX_CONFIG,
             )
+
+
+def check_keyword(keyword: str) -> None:
+    """A ``-k`` expression pytest cannot parse is a usage error (exit 2), said before the
+    run starts, never an aborted run."""
+    if not keyword:
+        return
+    from _pytest.mark import expression  # pytest's own parser: no second grammar here
+
+    try:
+        expression.Expression.compile(keyword)
+    except SyntaxError as exc:  # pytest 9; older pytest raised its own ParseError
+        why = f"{exc.msg} at column {exc.offset}" if exc.offset else str(exc.msg)
+    except Exception as exc:  # any rejection is the same usage error
+        why = str(exc)
+    else:
+        return
+    raise HarnessError(
+        "usage",
+        f"-k {keyword}: not a pytest -k expression ({why})",
+        hint="join names with and, or, not and parentheses: -k 'encode and not decode'",
+        exit_status=EX_USAGE,
+    )

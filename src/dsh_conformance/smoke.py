@@ -127,12 +127,23 @@ def capability_checks(declared: frozenset[str]) -> list[Check]:
     return checks
 
 
-def smoke_checks(adapter_name: str, *, timeout: float = 10.0) -> list[Check]:
+def _json(value: object) -> str:
+    """A reply as JSON (what crossed the wire), never a Python repr."""
+    from dsh_conformance.reporting.escape import show_value
+
+    return show_value(value, 300)
+
+
+def smoke_checks(
+    adapter_name: str, *, timeout: float = 10.0, handshake_timeout: float | None = None
+) -> list[Check]:
     from dsh_conformance.adapters.registry import resolve
 
     adapter: Adapter = resolve(adapter_name)
     if hasattr(adapter, "timeout"):
         adapter.timeout = timeout
+    if hasattr(adapter, "startup_timeout"):  # --timeout governs the handshake too (D-311)
+        adapter.startup_timeout = handshake_timeout or timeout
     if hasattr(adapter, "validate"):
         adapter.validate = True
     checks: list[Check] = []
@@ -199,7 +210,9 @@ def smoke_checks(adapter_name: str, *, timeout: float = 10.0) -> list[Check]:
                 )
                 if back == sid:
                     return Check("lone surrogate", "ok", "round-trips over the wire")
-                return Check("lone surrogate", "fail", f"came back as {back!r} (decision D-14)")
+                return Check(
+                    "lone surrogate", "fail", f"came back as {_json(back)} (decision D-14)"
+                )
 
             checks.append(_attempt("lone surrogate", surrogate))
             many = getattr(adapter, "call_many", None)
@@ -220,7 +233,7 @@ def smoke_checks(adapter_name: str, *, timeout: float = 10.0) -> list[Check]:
             result = adapter.call("reset", {})
             if result is None:
                 return Check("reset", "ok", "")
-            return Check("reset", "fail", f"reset must answer null, got {result!r}")
+            return Check("reset", "fail", f"reset must answer null, got {_json(result)}")
 
         checks.append(_attempt("reset", reset))
     finally:

@@ -18,8 +18,20 @@ _NOT_XML: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uff
 
 
 def for_terminal(text: str) -> str:
-    """Plain text safe to print (controls spelled out).  Use with rich ``Text``, not markup."""
-    return printable(text)
+    """Plain text safe to print (controls spelled out).  Use with rich ``Text``, not markup.
+
+    A character a terminal cannot show (unassigned, private use, a format character) is
+    spelled as JavaScript writes it, ``\\u2060`` or ``\\u{9c4bf}``: never Python's
+    ``\\U0009c4bf``, and never raw."""
+    out = printable(text)
+    if out.isprintable():
+        return out
+    return "".join(ch if ch.isprintable() or ch in "\n\t" else _js_escape(ch) for ch in out)
+
+
+def _js_escape(ch: str) -> str:
+    code = ord(ch)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\u{{{code:x}}}"
 
 
 def for_markup(text: str) -> str:

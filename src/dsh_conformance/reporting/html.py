@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from typing import Final
 
 from dsh_conformance.outcomes import FAILING
-from dsh_conformance.record import RunRecord
+from dsh_conformance.record import RunRecord, TestResult
+from dsh_conformance.reporting import failuretext
 from dsh_conformance.reporting.escape import for_html
 from dsh_conformance.reporting.judgement import judge
 from dsh_conformance.reporting.summary import (
@@ -39,17 +40,23 @@ details summary{cursor:pointer}blockquote{margin:.3em 0;color:#555;font-style:it
 .ok{color:#060;font-weight:bold}.bad{color:#b00;font-weight:bold}
 .banner{background:#b00;color:#fff;padding:.6em 1em;font-size:16px;margin:.5em 0}
 pre{white-space:pre-wrap;font-size:12px;background:#f8f8f8;padding:.5em;margin:.3em 0}
+.check{margin:.3em 0 .3em 1em}table.io{width:auto}table.io th{position:static;text-align:left}
+code.json{white-space:pre-wrap;word-break:break-all}.replay{margin:.2em 0}
 """
 #: No network, no external anything: the report is one inert file.
 _CSP: Final = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 _SCRIPT: Final = """
 function applyFilter(){const q=document.getElementById('q').value.toLowerCase();
 const s=document.getElementById('s').value;
-for(const tr of document.querySelectorAll('tbody tr')){
+for(const tr of document.querySelectorAll('#requirements tbody tr')){
 const okText=!q||tr.textContent.toLowerCase().includes(q);
 const okStatus=!s||tr.dataset.statuses.split(' ').includes(s);
 tr.hidden=!(okText&&okStatus);}}
 """
+
+
+def _line(test: TestResult) -> str:
+    return failuretext.headline(test) if test.failed else test.message
 
 
 def _cell(row: RequirementRow | None) -> str:
@@ -58,12 +65,52 @@ def _cell(row: RequirementRow | None) -> str:
     cls = row.status.replace(" ", "-")
     tests = "".join(
         f"<li><code>{for_html(t.nodeid)}</code> {for_html(str(t.outcome))}"
-        + (f"<br><small>{for_html(t.message[:300])}</small>" if t.message else "")
+        + (f"<br><small>{for_html(_line(t)[:300])}</small>" if t.message else "")
         + "</li>"
         for t in row.tests
     )
     details = f"<details><summary>{len(row.tests)} tests</summary><ul>{tests}</ul></details>"
     return f'<td class="{cls}">{for_html(row.status)}{details if row.tests else ""}</td>'
+
+
+def _failure(record: RunRecord, why: str, test: TestResult) -> str:
+    """One failure as a host author reads it (D-310): each failed check's requirement and
+    note sentence, input, expected and actual as JSON, the replay; the traceback folded."""
+    parts = [
+        f'<li class="failure"><code>{for_html(test.nodeid)}</code> '
+        f"{for_html(str(test.outcome))} ({for_html(why)}), blames "
+        f"<b>{for_html(', '.join(test.blame or test.requirements))}</b>"
+    ]
+    found = failuretext.checks(test)
+    for check in found:
+        rows = [("input " + str(k), str(v)) for k, v in dict(check.get("input") or {}).items()]
+        rows += [(k, str(check[k])) for k in ("expected", "actual") if k in check]
+        table = "".join(
+            f'<tr><th>{for_html(k)}</th><td><code class="json">{for_html(v)}</code></td></tr>'
+            for k, v in rows
+        )
+        sentence = str(check.get("sentence", ""))
+        parts.append(
+            f'<div class="check"><b>{for_html(str(check.get("requirement", "")))}</b>: '
+            f"{for_html(str(check.get('message', '')))}"
+            + (f"<blockquote>{for_html(sentence)}</blockquote>" if sentence else "")
+            + (f'<table class="io">{table}</table>' if table else "")
+            + "</div>"
+        )
+    if not found:
+        parts.append(f'<pre class="message">{for_html(failuretext.headline(test))}</pre>')
+    if test.request:
+        parts.append(f"<small>request in flight: <code>{for_html(test.request)}</code></small>")
+    parts.append(
+        f'<p class="replay">replay: <code>{for_html(replay_test_command(record, test))}</code></p>'
+    )
+    tb = failuretext.traceback(test)
+    if tb:
+        parts.append(
+            f"<details><summary>Python traceback</summary><pre>{for_html(tb[:8000])}</pre>"
+            "</details>"
+        )
+    return "".join(parts) + "</li>"
 
 
 def _overview(records: Sequence[RunRecord]) -> str:
@@ -103,14 +150,7 @@ def _overview(records: Sequence[RunRecord]) -> str:
         )
         notices = "".join(f"<p><b>{for_html(n)}</b></p>" for n in judgement.notices)
         failing = [t for t in record.tests if t.outcome in FAILING]
-        items = "".join(
-            f"<li><code>{for_html(t.nodeid)}</code> {for_html(str(t.outcome))} "
-            f"({for_html(why)}), blames <b>{for_html(', '.join(t.blame or t.requirements))}</b>"
-            + (f"<pre>{for_html((t.longrepr or t.message)[:8000])}</pre>" if t.message else "")
-            + f"<small>replay: <code>{for_html(replay_test_command(record, t))}</code></small>"
-            + "</li>"
-            for why, t in gate_ordered(record, failing)[:100]
-        )
+        items = "".join(_failure(record, why, t) for why, t in gate_ordered(record, failing)[:100])
         banners = "".join(
             f'<p class="banner"><b>NOT A PASS ({for_html(p.code)})</b>: {for_html(p.message)}'
             + (f"<br><small>{for_html(p.hint)}</small>" if p.hint else "")
@@ -199,7 +239,7 @@ def render(records: Sequence[RunRecord], title: str = "dsh-conformance") -> str:
 <h1>{for_html(title)}</h1>{_overview(records)}<h2>Requirements</h2><ul>{runs}</ul>
 <div class="controls"><input id="q" placeholder="filter: id, title, test…" oninput="applyFilter()">
 <select id="s" onchange="applyFilter()"><option value="">any status</option>{options}</select></div>
-<table><thead><tr><th>requirement</th>{heads}</tr></thead>
+<table id="requirements"><thead><tr><th>requirement</th>{heads}</tr></thead>
 <tbody>{"".join(body)}</tbody></table>
 <script>{_SCRIPT}</script></body></html>
 """

@@ -6,6 +6,7 @@ import xml.etree.ElementTree as ET
 
 from dsh_conformance.outcomes import Outcome
 from dsh_conformance.record import RunRecord
+from dsh_conformance.reporting import failuretext
 from dsh_conformance.reporting.escape import for_xml
 from dsh_conformance.reporting.judgement import judge
 from dsh_conformance.reporting.summary import review_items, review_state, run_problems
@@ -54,6 +55,9 @@ def render(record: RunRecord) -> str:
         ET.SubElement(props, "property", name="outcome", value=str(test.outcome))
         message = for_xml(test.message)
         body = for_xml(test.longrepr or test.message)
+        if test.outcome in _FAILURE or test.outcome in _ERROR:  # D-310: the failure first
+            message = for_xml(failuretext.headline(test))
+            body = for_xml(failuretext.plain(record, test))
         if test.outcome in _FAILURE:
             ET.SubElement(case, "failure", message=message, type=str(test.outcome)).text = body
         elif test.outcome in _ERROR:

@@ -12,13 +12,13 @@ from typing import Final
 
 from dsh_conformance.outcomes import FAILING, Outcome
 from dsh_conformance.record import RunRecord
+from dsh_conformance.reporting import failuretext
 from dsh_conformance.reporting.escape import for_markdown_cell, markdown_block
 from dsh_conformance.reporting.judgement import Judgement, judge
 from dsh_conformance.reporting.summary import (
     compliance,
     gate_ordered,
     replay_command,
-    replay_test_command,
     review_items,
     run_problems,
     stale_note,
@@ -136,26 +136,27 @@ def render(record: RunRecord, *, failures_limit: int = 50) -> str:
     if bad:
         lines += ["", "### Failure details"]
         for number, (why, test) in enumerate(ordered[:failures_limit], 1):
-            message = test.message
-            if len(message) > MESSAGE_CAP:
-                message = message[: MESSAGE_CAP - 1] + "…"
+            summary = "\n".join(failuretext.summary_lines(record, test))
+            if len(summary) > MESSAGE_CAP:
+                summary = summary[: MESSAGE_CAP - 1] + "…"
             lines += [
                 "",
                 f"#### {number}. `{for_markdown_cell(test.nodeid, 300)}`",
                 "",
                 f"{test.outcome} ({why}), blames {', '.join(test.blame or test.requirements)}",
                 "",
-                markdown_block(message or "(no message)"),
+                markdown_block(summary),
                 "",
             ]
-            if test.request:
-                request = test.request
-                if len(request) > MESSAGE_CAP:
-                    request = request[: MESSAGE_CAP - 1] + "…"
-                lines += ["request in flight (JSON):", "", markdown_block(request), ""]
-            lines += [
-                f"replay: `{for_markdown_cell(replay_test_command(record, test), 1000)}`",
-            ]
+            tb = failuretext.traceback(test)
+            if tb:  # folded: for the suite's developers, not the first thing to read
+                lines += [
+                    "<details><summary>Python traceback</summary>",
+                    "",
+                    markdown_block(tb[:MESSAGE_CAP]),
+                    "",
+                    "</details>",
+                ]
     return "\n".join(lines) + "\n"
 
 

@@ -646,11 +646,11 @@ def gate_ordered(record: RunRecord, tests: Sequence[TestResult]) -> list[tuple[s
 
 
 def replay_test_command(record: RunRecord, test: TestResult) -> str:
-    """The command that reruns just *test* with the same examples (same seed)."""
+    """The command that reruns just *test*, this one case or parameter, with the same
+    examples (same seed)."""
     import shlex
 
-    name = test.nodeid.partition("::")[2].partition("[")[0]
-    return shlex.join([*shlex.split(replay_command(record, filters=False)), "-k", name])
+    return shlex.join([*shlex.split(replay_command(record, filters=False)), "--test", test.nodeid])
 
 
 def _is_builtin(manifest: str, adapter: str) -> bool:
@@ -674,11 +674,15 @@ def replay_command(record: RunRecord, *, filters: bool = True) -> str:
         argv += ["--seed", str(hypothesis["seed"])]
     if hypothesis.get("profile") in {"quick", "dev", "ci", "thorough"}:
         argv += ["--hypothesis-profile", str(hypothesis["profile"])]
+    if hypothesis.get("max_examples_option"):
+        argv += ["--max-examples", str(hypothesis["max_examples_option"])]
     argv += ["--spec-profile", str(header.get("spec_profile", "seed"))]
     for requirement in selection.get("requirements") or ():
         argv += ["--requirement", str(requirement)]
     for capability in selection.get("capabilities") or ():
         argv += ["--capability", str(capability)]
+    for test in selection.get("tests") or ():
+        argv += ["--test", str(test)]
     if selection.get("keyword"):
         argv += ["-k", str(selection["keyword"])]
     if header.get("expectations") and not _is_builtin(str(header["expectations"]), argv[3]):

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from dsh_conformance.outcomes import APPLICABLE, Outcome
 from dsh_conformance.record import RunRecord
+from dsh_conformance.reporting import failuretext
 from dsh_conformance.reporting.escape import for_terminal
 from dsh_conformance.reporting.judgement import Judgement, judge
 from dsh_conformance.reporting.summary import (
@@ -43,14 +44,16 @@ def _text(value: str, style: str = "") -> Text:
     return Text(for_terminal(value), style=style)
 
 
-def requirement_table(record: RunRecord) -> Table:
+def requirement_table(record: RunRecord, title_width: int | None = 60) -> Table:
+    """The per-requirement table; titles cut at *title_width* (None: never cut, for
+    piped output)."""
     table = Table(title=f"dsh-conformance: {for_terminal(record.adapter_label)}", expand=False)
     table.add_column("requirement", no_wrap=True, min_width=11)
     table.add_column("verdict", no_wrap=True, min_width=7)
     table.add_column("level", no_wrap=True, min_width=11)
     table.add_column("status", no_wrap=True, min_width=14)
     table.add_column("passed", justify="right", no_wrap=True, min_width=7)
-    table.add_column("title", overflow="ellipsis", no_wrap=True, max_width=60)
+    table.add_column("title", overflow="ellipsis", no_wrap=True, max_width=title_width)
     for row in requirement_rows(record):
         applicable = sum(n for o, n in row.counts.items() if o in APPLICABLE)
         passed = row.counts.get(Outcome.PASS, 0)
@@ -127,7 +130,11 @@ def failures(record: RunRecord, limit: int = 30) -> RenderableType:
         line.append(for_terminal(test.nodeid))
         if test.blame:
             line.append(f"  blames {', '.join(test.blame)}", "bold")
-        if test.message:
+        if test.failed and (test.failure or test.message):  # D-310: as a conformance failure
+            for text in failuretext.summary_lines(record, test)[:12]:
+                shown = text if text.startswith("replay: ") else text[:300]  # a replay is whole
+                line.append("\n         " + for_terminal(shown), "dim")
+        elif test.message:
             line.append("\n         " + for_terminal(test.message.splitlines()[0][:300]), "dim")
         lines.append(line)
     if len(bad) > limit:
@@ -149,7 +156,7 @@ def problem_lines(record: RunRecord) -> RenderableType:
 def print_summary(record: RunRecord, console: Console, *, show_failures: bool = True) -> None:
     judgement = judge(record)
     console.print(problem_lines(record))
-    console.print(requirement_table(record))
+    console.print(requirement_table(record, 60 if console.is_terminal else None))
     if record.components:
         console.print(_text(f"components: {record.components_text}", "dim"))
     if show_failures:

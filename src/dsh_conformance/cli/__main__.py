@@ -1,0 +1,5 @@
+"""``python -m dsh_conformance.cli``."""
+
+from dsh_conformance.cli import main
+
+main()
