@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from harness_cli import cli
 
 from dsh_conformance import shrinking
+from dsh_conformance.adapters.contract import PROTOCOL_VERSION
 from dsh_conformance.cli import main
 from dsh_conformance.cli.progress import Progress
 from dsh_conformance.record import load_record
@@ -64,7 +65,7 @@ def test_info_shows_the_handshake() -> None:
     data = json.loads(result.output)
     assert data["implementation"]["name"] == "dsh-conformance reference model"
     assert "uri" in data["capabilities"]
-    assert data["protocol"] == 1
+    assert data["protocol"] == PROTOCOL_VERSION
 
 
 def test_info_of_an_adapter_that_cannot_start_exits_70() -> None:

@@ -209,6 +209,9 @@ def collect() -> Iterator[None]:
         if isinstance(exc, READING_ERRORS):
             raise _reading(exc, "the test read a result", "a result", {}, None) from exc
         raise
+    except BaseException:  # pytest.skip/fail, KeyboardInterrupt: no collector may outlive it
+        _COLLECTED.pop()
+        raise
     else:
         _COLLECTED.pop()
     _raise_all(found)
