@@ -125,12 +125,15 @@ def test_a_failing_run_still_writes_the_summary(tmp_path: Path) -> None:
     assert header["gate"]["require"] == ["serialization", "uri"]
 
 
-def test_an_adapter_that_cannot_start_gets_a_summary_without_reports(tmp_path: Path) -> None:
+def test_an_adapter_that_cannot_start_gets_a_red_summary(tmp_path: Path) -> None:
     dies = "subprocess:" + shlex.join([sys.executable, "-c", "raise SystemExit(3)"])
     ran, summary = run_action(tmp_path, {"adapter": dies, "report-dir": "out"})
     assert ran == [("Run the conformance suite", 70), ("Write the step summary", 0)]
-    assert "## dsh-conformance: no report" in summary
-    assert "exit code 70" in summary
+    # the run that could not start still writes its report (D-310): it says why, and
+    # neither a verdict nor the gate reads as a pass
+    assert "NOT A PASS (aborted)" in summary
+    assert "exited with status 3 while answering" in summary
+    assert "✅" not in summary
     ran, summary = run_action(
         tmp_path, {"adapter": "python:no_such_module_here:factory", "report-dir": "out2"}
     )

@@ -51,10 +51,13 @@ class Gate:
     unexpected: tuple[TestResult, ...]
     expected: tuple[TestResult, ...]
     problems: tuple[Mapping[str, object], ...]
+    #: Run problems (aborted, interrupted, nothing tested, …): the gate fails on them
+    #: whatever the tests say, as the exit status does (D-175): a green cannot lie.
+    blocked: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
-        return not self.unexpected and not self.problems
+        return not self.unexpected and not self.problems and not self.blocked
 
     @property
     def count(self) -> int:
@@ -62,6 +65,11 @@ class Gate:
 
     @property
     def label(self) -> str:
+        if self.blocked:
+            from dsh_conformance.reporting.summary import PROBLEM_WORDS
+
+            why = ", ".join(PROBLEM_WORDS.get(code, code) for code in self.blocked)
+            return f"FAIL ({why})"
         if self.manifest is None:
             verdict = "pass" if self.passed else f"FAIL ({self.count} unexpected results)"
             return f"the conformance verdict (--fail-on {self.fail_on}, no manifest): {verdict}"
@@ -95,11 +103,17 @@ class Gate:
                 for t in self.expected
             ],
             "problems": [dict(p) for p in self.problems],
+            "blocked": list(self.blocked),
         }
 
 
-def gate_of(record: RunRecord, fail_on: str | None = None) -> Gate:
-    """The gate of *record* under *fail_on* (default: what the run was gated on)."""
+def gate_of(
+    record: RunRecord, fail_on: str | None = None, *, incomplete_ok: bool = False
+) -> Gate:
+    """The gate of *record* under *fail_on* (default: what the run was gated on), failed
+    by the run's problems as its exit status is."""
+    from dsh_conformance.reporting.summary import run_problems
+
     fail_on = fail_on or fail_on_of(record)
     gated = gated_ids(fail_on)
     unexpected = tuple(t for t in record.tests if _unexpected(t, gated))
@@ -112,7 +126,10 @@ def gate_of(record: RunRecord, fail_on: str | None = None) -> Gate:
         p for p in record.expectation_problems if p.get("kind") in ("stale", "unexpected-pass")
     )
     manifest = record.header.get("expectations")
-    return Gate(fail_on, str(manifest) if manifest else None, unexpected, expected, problems)
+    blocked = tuple(p.code for p in run_problems(record, incomplete_ok=incomplete_ok))
+    return Gate(
+        fail_on, str(manifest) if manifest else None, unexpected, expected, problems, blocked
+    )
 
 
 def _unexpected(test: TestResult, gated: set[str]) -> bool:

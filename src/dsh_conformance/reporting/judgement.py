@@ -63,7 +63,7 @@ def judge(
         rows=rows,
         seed=seed,
         profile=profile,
-        gate=gate_of(record, fail_on),
+        gate=gate_of(record, fail_on, incomplete_ok=incomplete_ok),
         problems=run_problems(record, incomplete_ok=incomplete_ok),
         notices=tuple(coverage_notices(record)),
         exit_status=run_exit_status(record, fail_on, incomplete_ok=incomplete_ok),

@@ -616,7 +616,8 @@ def _failed(record: RunRecord, gate: str | None) -> bool:
         return any(t.outcome in FAILING for t in record.tests)
     from dsh_conformance.reporting.gate import gate_of
 
-    return not gate_of(record, gate).passed
+    judged = gate_of(record, gate, incomplete_ok=True)  # run problems: run_exit_status's
+    return bool(judged.unexpected or judged.problems)
 
 
 def gate_rank(test: TestResult, seed: Verdict, profile: Verdict) -> tuple[int, str]:
