@@ -57,12 +57,16 @@ def _host(runner: type[scenario.Runner]) -> Implementation:
 
 def test_the_reference_passes() -> None:
     impl = _host(scenario.Runner)
-    shown.shows_display_content_and_sources(impl.call("scenario.run", **shown.keyless_script(impl)))
+    script = shown.keyless_script(impl)
+    shown.shows_display_content_and_sources(
+        impl.call("scenario.run", **script), script["steps"][0]["content"]
+    )
 
 
 @pytest.mark.parametrize("runner", [ShowsTheModelContent, ShowsNoSources, IgnoresDisplay])
 def test_a_broken_view_is_caught(runner: type[scenario.Runner]) -> None:
     impl = _host(runner)
-    result = impl.call("scenario.run", **shown.keyless_script(impl))
+    script = shown.keyless_script(impl)
+    result = impl.call("scenario.run", **script)
     with pytest.raises(AssertionError):
-        shown.shows_display_content_and_sources(result)
+        shown.shows_display_content_and_sources(result, script["steps"][0]["content"])
