@@ -77,4 +77,6 @@ def test_member_is_killed_on_its_own_ids(results: dict[str, dict[str, Any]], key
     assert not extra, (
         f"{key}: also blamed on {sorted(extra)} (by {[r['killed_by'][i] for i in sorted(extra)]})"
     )
-    assert set(r["outcomes"]) <= {"pass", "fail", "error", "skipped"}, r["outcomes"]
+    # a result a check cannot read blames nothing (D-251): a broken member may return one,
+    # as long as it is still killed on its own ids above; it never crashes or hangs
+    assert set(r["outcomes"]) <= {"pass", "fail", "error", "skipped", "protocol"}, r["outcomes"]
