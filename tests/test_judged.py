@@ -14,6 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from dsh_conformance.adapters.contract import UnreadableResult
 from dsh_conformance.checks import (
     CheckFailure,
     check,
@@ -38,35 +39,56 @@ def _fresh() -> None:
     take_passed()  # what an earlier test of this module ran is not this test's
 
 
-def test_a_profile_failure_leaves_the_passed_seed_check_judged() -> None:
-    with pytest.raises(CheckFailure), collect():
+def _profile_fails_after_the_seed_passed() -> None:
+    with collect():
         expect_equal(SEED_MUST, 1, 1)
         expect(DECISION_MUST, False, "the reference's bytes")
         with check(LATER):
             assert True
+
+
+def test_a_profile_failure_leaves_the_passed_seed_check_judged() -> None:
+    with pytest.raises(CheckFailure):
+        _profile_fails_after_the_seed_passed()
     assert take_passed() == (SEED_MUST, LATER)
 
 
-def test_a_hard_failure_leaves_later_ids_unrun() -> None:
-    with pytest.raises(CheckFailure), collect(), hard():
+def _a_step_fails_hard() -> None:
+    with collect(), hard():
         expect_equal(SEED_MUST, 1, 1)
         expect(DECISION_MUST, False, "the step failed")
         expect(LATER, True, "never reached")
+
+
+def test_a_hard_failure_leaves_later_ids_unrun() -> None:
+    with pytest.raises(CheckFailure):
+        _a_step_fails_hard()
     assert take_passed() == (SEED_MUST,)
+
+
+def _seed_then_profile_fail() -> None:
+    with collect():
+        expect(SEED_MUST, False, "the seed's sentence broken")
+        expect(DECISION_MUST, False, "moot")
 
 
 def test_a_moot_profile_failure_is_not_a_pass() -> None:
     """After a seed failure a profile failure is left out (D-250): never read as passed."""
-    with pytest.raises(CheckFailure) as info, collect():
-        expect(SEED_MUST, False, "the seed's sentence broken")
-        expect(DECISION_MUST, False, "moot")
+    with pytest.raises(CheckFailure) as info:
+        _seed_then_profile_fail()
     assert DECISION_MUST not in str(info.value)
     assert take_passed() == ()
 
 
+def _read_past_the_result() -> None:
+    result: dict[str, object] = {}
+    with check(SEED_MUST):
+        assert result["missing"]
+
+
 def test_a_check_stopped_by_an_unreadable_result_is_not_a_pass() -> None:
-    with pytest.raises(Exception), check(SEED_MUST):
-        {}["missing"]  # noqa: B018 - a reading error inside the check
+    with pytest.raises(UnreadableResult):
+        _read_past_the_result()
     assert take_passed() == ()
 
 
