@@ -59,7 +59,7 @@ def test_a_result_of_the_wrong_shape_is_unreadable_with_its_pointer() -> None:
     with pytest.raises(UnreadableResult) as caught:
         impl.call("mention.parse", text="x")
     assert caught.value.op == "mention.parse"
-    assert "text" in caught.value.args  # the snippet's ``args`` is the op's arguments
+    assert "text" in caught.value.arguments  # ``args`` is BaseException's own tuple
     assert caught.value.result == {"text": "x", "references": [{"uri": 1}]}
     assert caught.value.reason.startswith("result of mention.parse does not match schema at /")
     assert not blamed(caught.value)
@@ -85,7 +85,7 @@ def test_a_reading_error_inside_a_check_blames_nothing() -> None:
         _ = {}["label"]  # type: ignore[index]
     assert not blamed(caught.value)
     assert "KeyError 'label' while checking URI-001" in caught.value.reason
-    assert any("KeyError 'label'" in note for note in caught.value.__notes__)
+    assert any('args = {"value":{}}' in note for note in caught.value.__notes__)
 
 
 def test_read_names_op_args_and_result() -> None:
@@ -207,17 +207,14 @@ def test_a_run_blames_no_requirement_for_an_unreadable_result(tmp_path: Path) ->
 def test_a_record_message_lists_every_sub_failure() -> None:
     """Hypothesis's "found 2 distinct failures" (an ExceptionGroup) shows each failure in
     the record's message, not only the headline."""
-    from dsh_conformance.harness import _every_failure
+    from dsh_conformance import failure
 
     first = AssertionError("[HOST-002] labels differ")
     second = AssertionError("[HOST-003] a match is missing")
     group = ExceptionGroup("Hypothesis found 2 distinct failures.", [first, second])
-    with pytest.raises(ExceptionGroup) as caught:
-        raise group
-    message = _every_failure(caught)
-    assert message.splitlines()[0].startswith("ExceptionGroup: Hypothesis found 2 distinct")
-    assert "  - AssertionError: [HOST-002] labels differ" in message
-    assert "  - AssertionError: [HOST-003] a match is missing" in message
+    message = failure.message(group)
+    assert "[HOST-002] labels differ" in message.splitlines()
+    assert "[HOST-003] a match is missing" in message.splitlines()
 
 
 def test_after_a_seed_failure_a_profile_failure_is_moot() -> None:
