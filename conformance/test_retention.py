@@ -513,8 +513,11 @@ def test_upstream_exact_budget_properties(impl: Implementation) -> None:
         assert messages[0]["text"] == CHECKPOINT or messages[0]["omittedBytes"] > 0
         assert messages[-1]["role"] == "assistant"
         assert is_cut_of(messages[-1], NEWEST), "the newest message is missing"
-    expect_exact_cut(messages[0], CHECKPOINT)
-    expect_exact_cut(messages[-1], NEWEST)
+    # RET-003 judges the cuts of the texts RET-002 found kept: a message in their place
+    # that is neither whole nor a cut of them is RET-002's failure, not a cut's.
+    for message, original in ((messages[0], CHECKPOINT), (messages[-1], NEWEST)):
+        if is_cut_of(message, original):
+            expect_exact_cut(message, original)
     expect("RET-003", messages[-1]["omittedBytes"] > 0, "the newest text was not cut")
     dropped = 5 - len(messages)
     expect_equal("RET-007", stats["omittedMessages"], dropped, what="omittedMessages")
