@@ -86,12 +86,26 @@ def prepare_code(impl: Implementation, references: list[Any], **kw: Any) -> str 
     return impl.error_code("prepare", references=references, **kw)
 
 
+#: The fields of the reference's data object (D-40), whatever their order (ENV-011's).
+DATA_FIELDS = frozenset({"sessionId", "label", "cwd", "capturedThroughSeq", "conversation"})
+
+
 def payload(result: dict[str, Any]) -> list[dict[str, Any]]:
     """The reference's layout (D-39, D-40): the data objects inside the single context's data
-    region.  Profile checks only (ENV-003, ENV-010), inside their own ``check``."""
-    (context,) = result["contexts"]
-    (block,) = context["content"]
-    data: list[dict[str, Any]] = js_loads(data_region(block["text"]))
+    region.  Profile checks only (ENV-003, ENV-006, ENV-010, RET-014), inside their own
+    ``check``: a context in another layout fails that check (an ``AssertionError``), never
+    a reading error, since the result is readable, only not the reference's (D-331)."""
+    try:
+        (context,) = result["contexts"]
+        (block,) = context["content"]
+        data = js_loads(data_region(block["text"]))
+    except (KeyError, IndexError, TypeError, ValueError, AssertionError) as exc:
+        message = "not the reference's one context of one text block framing a JSON array"
+        raise AssertionError(f"{message} ({type(exc).__name__}: {exc})") from None
+    assert isinstance(data, list), "the data region is not the reference's JSON array"
+    for item in data:
+        assert isinstance(item, dict), "an item of the data array is not an object"
+        assert set(item) >= DATA_FIELDS, f"a data object without the fields {sorted(DATA_FIELDS)}"
     return data
 
 
@@ -449,7 +463,7 @@ def test_upstream_hostile_source_text_stays_data(impl: Implementation) -> None:
     # The reference's framing (profile), after the seed's check.
     with check("ENV-003", prompt=prompt):
         assert "\\u003c/referenced-sessions>" in prompt
-        (data,) = js_loads(data_region(prompt))
+        (data,) = payload(result)
         assert data["conversation"] == [{"role": "user", "text": hostile}]
 
 

@@ -95,17 +95,17 @@ def test_the_run_is_complete_and_judged_something(report: dict[str, Any]) -> Non
 
 
 def test_the_seed_verdict_passes(report: dict[str, Any]) -> None:
-    # needs issue-36 checks: today's seed checks parse the context as the reference's
-    # array of {sessionId, label, cwd, capturedThroughSeq, conversation} and measure the
-    # cap on that object, so this host's own layout fails ENV-001, PREP-001/003/004/006,
-    # PROJ-001/004, RET-001 and MENTION-004 ('dsh-session:-' stays text).
+    # Seed checks read the typed sources, not the reference's array of data objects
+    # (D-230), measure the cap on the host's own serializedBytes (D-231, D-232, D-332),
+    # and the reference's layout readers fail only their profile checks (D-331).
     seed = report["verdicts"]["seed"]
     assert seed["passed"], "seed MUSTs failing:\n" + _failures(report, "seed")
 
 
 def test_no_seed_requirement_is_left_inconclusive(report: dict[str, Any]) -> None:
-    # needs issue-36 checks: a profile check failing first leaves seed ids of the same
-    # test inconclusive (ENV-002, ENV-004, ENV-007, PROJ-003, PROJ-005, HOST-002, HOST-004).
+    # Every check of a test runs (D-250) and a failed test still passes the seed ids whose
+    # checks ran and passed (D-330): a profile failure (ENV-009, HOST-009, HOST-013) leaves
+    # no seed id of its test (ENV-001, ENV-002, HOST-002, HOST-004) inconclusive.
     open_ids = [
         r["id"]
         for r in report["requirements"]

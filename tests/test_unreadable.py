@@ -86,6 +86,7 @@ def test_a_reading_error_inside_a_check_blames_nothing() -> None:
     assert not blamed(caught.value)
     assert "KeyError 'label' while checking URI-001" in caught.value.reason
     assert "KeyError 'label'" in str(caught.value)
+    assert any('args = {"value":{}}' in note for note in caught.value.__notes__)
 
 
 def test_read_names_op_args_and_result() -> None:

@@ -16,7 +16,9 @@ per example) a failed check is recorded and the test goes on, so one failure nei
 hides another defect nor leaves a cited id inconclusive; the example then fails with all
 of them.  A result a check cannot read (``UnreadableResult``: it breaks its op's schema,
 or a ``KeyError``/``TypeError``/``IndexError`` while a check reads it) blames no
-requirement: it is a protocol problem of the run (D-251).
+requirement: it is a protocol problem of the run (D-251).  Each check notes its id as
+run, and as unsettled when it fails or stops: the harness records the ids a failed test
+still passed, so a cited id reads inconclusive only when its check never ran (D-330).
 
 Imported by every conformance module: it imports nothing heavy.
 """
@@ -132,6 +134,34 @@ def read(op: str, args: object, result: T, reader: Callable[[T], Any]) -> Any:
         raise _reading(exc, "reading it", op, args, result) from exc
 
 
+# --- what a test judged: the ids whose checks ran (D-330) --------------------------------
+
+#: The requirements whose checks ran in the running test, in first-run order.
+_RAN: dict[str, None] = {}
+#: Those of them a check did not pass: it failed, or stopped before it concluded.
+_UNSETTLED: set[str] = set()
+
+
+def _ran(requirement: str) -> None:
+    _RAN.setdefault(requirement, None)
+
+
+def _unsettled(*requirements: str) -> None:
+    for requirement in requirements:
+        _RAN.setdefault(requirement, None)
+        _UNSETTLED.add(requirement)
+
+
+def take_passed() -> tuple[str, ...]:
+    """The requirements whose every check that ran since the last call passed (the
+    harness calls it per test): a failed test still judges them as passed, while an id
+    whose check never ran stays unjudged (D-330)."""
+    passed = tuple(r for r in _RAN if r not in _UNSETTLED)
+    _RAN.clear()
+    _UNSETTLED.clear()
+    return passed
+
+
 # --- soft checks: every check of an example runs (D-250) ----------------------------------
 
 #: The failures collected by the open ``collect()`` blocks, innermost last; None for a
@@ -241,15 +271,19 @@ def check(requirement: str, **inputs: object) -> Iterator[None]:
     requirement (D-251); inside ``collect()`` a failed assertion is recorded and the test
     goes on after the block (D-250).
     """
+    _ran(requirement)
     try:
         yield
     except UnreadableResult:
+        _unsettled(requirement)
         raise
     except READING_ERRORS as exc:
+        _unsettled(requirement)
         if blamed(exc):  # an inner check's failure, already judged
             raise
         raise _reading(exc, f"checking {requirement}", "a result", dict(inputs), None) from exc
     except Exception as exc:
+        _unsettled(requirement)
         blame(exc, requirement, inputs)
         if isinstance(exc, AssertionError) and _record(exc):
             return
@@ -261,6 +295,7 @@ def fail(requirement: str, message: str, **inputs: object) -> CheckFailure:
     __tracebackhide__ = True  # pytest shows the failing test line, not this helper
     exc = CheckFailure(f"[{requirement}] {message}{_context(inputs)}")
     blame(exc, requirement)
+    _unsettled(requirement)
     return exc
 
 
@@ -271,6 +306,7 @@ def fail_all(requirements: Sequence[str], message: str, **inputs: object) -> Che
     ids = tuple(dict.fromkeys(requirements))
     exc = CheckFailure(f"[{', '.join(ids)}] {message}{_context(inputs)}")
     setattr(exc, BLAME_ATTR, ids)
+    _unsettled(*ids)
     return exc
 
 
@@ -284,6 +320,7 @@ def _soft(exc: CheckFailure) -> None:
 def expect(requirement: str, condition: object, message: str, **inputs: object) -> None:
     """Fail *requirement* with *message* unless *condition* holds."""
     __tracebackhide__ = True  # pytest shows the failing test line, not this helper
+    _ran(requirement)
     if not condition:
         _soft(fail(requirement, message, **inputs))
 
@@ -293,6 +330,7 @@ def expect_equal(
 ) -> None:
     """Fail *requirement* unless ``actual == expected``, showing both."""
     __tracebackhide__ = True  # pytest shows the failing test line, not this helper
+    _ran(requirement)
     if actual != expected:
         headline = f"{what} differs from what the requirement demands"
         shown_expected, shown_actual = _show(expected), _show(actual)
@@ -316,6 +354,7 @@ def expect_error(
     __tracebackhide__ = True  # pytest shows the failing test line, not this helper
     from dsh_conformance.adapters.contract import ImplementationError
 
+    _ran(requirement)
     try:
         result = impl.adapter.call(op, dict(args))
     except ImplementationError as exc:
@@ -330,6 +369,9 @@ def expect_error(
                 )
             )
         return exc.code
+    except BaseException:
+        _unsettled(requirement)  # the call broke: nothing concluded
+        raise
     expected = sorted(codes) if codes is not None else "a typed error"
     _soft(
         fail(
@@ -403,6 +445,7 @@ def review(requirement: str, text: str, hints: Sequence[str] = ()) -> None:
     from dsh_conformance.spec import load_catalog
 
     req = load_catalog().requirements[requirement]
+    _ran(requirement)  # asking for a review is all a test does for it, as when it passes
     sentence = str(getattr(req, "clause", "") or req.quote)
     item = {
         "requirement": requirement,

@@ -33,6 +33,7 @@ from dsh_conformance.outcomes import (
     fault_of,
     unreadable_of,
 )
+from dsh_conformance.outcomes import broke as adapter_broke
 from dsh_conformance.record import RecordWriter, TestResult
 from dsh_conformance.suite import GUARD_KEY, footer_status
 
@@ -426,9 +427,10 @@ class HarnessPlugin:
         if guard is not None:
             guard.begin_test()
         self.progress[item.nodeid] = _Progress()
-        from dsh_conformance.checks import take_reviews
+        from dsh_conformance.checks import take_passed, take_reviews
 
         take_reviews()  # nothing left over from an unrecorded test is this test's
+        take_passed()
         entry = meta.entry
         if entry is not None and entry.status == "unsupported":
             pytest.skip(f"unsupported: {entry.reason} (expectation {entry.id})")
@@ -663,10 +665,24 @@ class HarnessPlugin:
             request=state.request if outcome in FAILING or state.detail else "",
             failure=state.failure if outcome in FAILING or state.detail else {},
             reviews=self._reviews(),
+            judged=self._judged(meta, state, outcome),
         )
         self.results.append(result)
         if self.writer is not None:
             self.writer.test(result)
+
+    @staticmethod
+    def _judged(meta: ItemMeta, state: _Progress, outcome: Outcome) -> tuple[str, ...] | None:
+        """For a failed test, the cited ids it concluded on (D-330): those it blames and
+        those whose every check ran and passed; None for any other test (it judges every
+        id it cites, or none when the adapter broke)."""
+        from dsh_conformance.checks import take_passed
+
+        passed = take_passed()
+        if not (outcome in FAILING or state.detail) or adapter_broke(outcome, state.detail):
+            return None
+        cited = set(meta.requirements)
+        return tuple(dict.fromkeys([*state.blame, *(r for r in passed if r in cited)]))
 
     def _reviews(self) -> tuple[dict[str, Any], ...]:
         """The reviews the test asked for (checks.review, D-199), each with the host's

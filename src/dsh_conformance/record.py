@@ -29,6 +29,10 @@ def _tuple(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(items)
 
 
+def _optional_tuple(items: Iterable[str] | None) -> tuple[str, ...] | None:
+    return None if items is None else tuple(items)
+
+
 def _maps(items: Iterable[Mapping[str, Any]]) -> tuple[Mapping[str, Any], ...]:
     return tuple(items)
 
@@ -63,6 +67,10 @@ class TestResult:
     #: message, input, expected, actual: JSON texts), ``replay``, ``traceback``; or, for a
     #: crash or timeout, ``message`` and no checks.  Empty unless the test failed.
     failure: Mapping[str, Any] = field(factory=dict)
+    #: For a failed test, the cited requirements it concluded on (D-330): those it blames
+    #: and those whose every check ran and passed.  None in a record written before the
+    #: field (a failed test then judges only what it blames).
+    judged: tuple[str, ...] | None = field(default=None, converter=_optional_tuple)
 
     @property
     def failed(self) -> bool:
@@ -86,13 +94,33 @@ class TestResult:
     def judges(self, requirement: str) -> bool:
         """Whether this result says anything about *requirement*.
 
-        A failed test judges only what it blames: a requirement it cites but whose
-        check never ran (an earlier check failed) is neither passed nor failed by it.
-        A test the adapter broke judges nothing (D-212).
+        A failed test judges what it blames and what its checks ran and passed (D-330):
+        a requirement it cites whose check never ran (a hard failure stopped the test
+        first) is neither passed nor failed by it.  A record without ``judged`` (an
+        older one) judges only what it blames.  A test the adapter broke judges nothing
+        (D-212).
         """
         if self.broke:
             return False
-        return not (self.failed and self.blame) or requirement in self.blame
+        if not (self.failed and self.blame) or requirement in self.blame:
+            return True
+        return self.judged is not None and requirement in self.judged
+
+    def passes(self, requirement: str) -> bool:
+        """Whether this failed test still passes *requirement*: it cites it, its checks
+        of it ran and passed, and it does not blame it (D-330)."""
+        return (
+            self.failed
+            and not self.broke
+            and bool(self.blame)
+            and requirement not in self.blame
+            and self.judged is not None
+            and requirement in self.judged
+        )
+
+    def outcome_for(self, requirement: str) -> Outcome:
+        """The outcome as *requirement* sees it: ``pass`` where a failed test passes it."""
+        return Outcome.PASS if self.passes(requirement) else self.outcome
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -109,6 +137,8 @@ class TestResult:
                 data[key] = getattr(self, key)
         if self.blame:
             data["blame"] = list(self.blame)
+        if self.judged is not None:
+            data["judged"] = list(self.judged)
         if self.request:
             data["request"] = jsstr.parse(self.request)
         if self.reviews:
@@ -134,6 +164,7 @@ class TestResult:
             request=_request_text(data.get("request")),
             reviews=[dict(r) for r in data.get("reviews", [])],
             failure=dict(data.get("failure") or {}),
+            judged=None if data.get("judged") is None else [str(r) for r in data["judged"]],
         )
 
 

@@ -86,6 +86,8 @@ def _read_time(fault: Any) -> tuple[float, bool]:
         return float(fault.get("at", 0)), False
     if kind == "delay":
         return float(fault.get("ms", 0)), True
+    if kind == "mutateAfterRead":  # the protocol: the read settles at `at`, then the change
+        return float(fault.get("at", 0)), True
     return 0.0, True
 
 

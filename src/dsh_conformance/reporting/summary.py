@@ -67,23 +67,28 @@ class RequirementRow:
 
     @property
     def failing(self) -> tuple[TestResult, ...]:
-        """Tests that failed it, expected by a manifest or not (D-210)."""
-        return tuple(t for t in self.tests if t.misbehaved)
+        """Tests that failed it, expected by a manifest or not (D-210); not a failed test
+        that passed this requirement's checks (D-330)."""
+        return tuple(t for t in self.tests if t.misbehaved and not t.passes(self.id))
 
 
-def requirement_status(tests: Sequence[TestResult], level: str = "MUST") -> str:
+def requirement_status(
+    tests: Sequence[TestResult], level: str = "MUST", requirement: str | None = None
+) -> str:
     """What the tests judging a requirement say of it: from what the implementation did,
     never from a manifest (D-210).  ``xfail`` is a failure the manifest expected (it fails
-    the verdict as ``fail`` does); a test the adapter broke judges nothing (D-212)."""
+    the verdict as ``fail`` does); a test the adapter broke judges nothing (D-212); a
+    failed test that passed *requirement*'s checks passes it (D-330)."""
     if not tests:
         return NOT_APPLICABLE if level == "informative" else UNTESTED
     judging = [t for t in tests if not t.broke]
     if not judging:
         return UNRELIABLE
-    failed = [t for t in judging if t.misbehaved]
+    passes = (lambda t: t.passes(requirement)) if requirement is not None else (lambda t: False)
+    failed = [t for t in judging if t.misbehaved and not passes(t)]
     if failed:
         return XFAIL if all(t.outcome is Outcome.XFAIL for t in failed) else FAIL
-    outcomes = {t.outcome for t in judging}
+    outcomes = {Outcome.PASS if passes(t) else t.outcome for t in judging}
     if outcomes & {Outcome.PASS, Outcome.XPASS}:
         return PASS
     if outcomes == {Outcome.UNSUPPORTED}:
@@ -120,7 +125,7 @@ def requirement_rows(
         req = catalog.get(rid)
         tests = tuple(by_req.get(rid, ()))
         level = req.level if req else "?"
-        status = requirement_status(tests, level)
+        status = requirement_status(tests, level, rid)
         if not tests and rid in unjudged:
             status = INCONCLUSIVE
         status = _review_or_may(status, req, rid in awaiting)
@@ -131,7 +136,7 @@ def requirement_rows(
                 title=req.title if req else "(not in this catalog)",
                 quote=req.quote if req else "",
                 status=status,
-                counts=Counter(t.outcome for t in tests),
+                counts=Counter(t.outcome_for(rid) for t in tests),
                 tests=tests,
                 verdict=req.verdict if req else "profile",
             )
