@@ -107,9 +107,7 @@ class Gate:
         }
 
 
-def gate_of(
-    record: RunRecord, fail_on: str | None = None, *, incomplete_ok: bool = False
-) -> Gate:
+def gate_of(record: RunRecord, fail_on: str | None = None, *, incomplete_ok: bool = False) -> Gate:
     """The gate of *record* under *fail_on* (default: what the run was gated on), failed
     by the run's problems as its exit status is."""
     from dsh_conformance.reporting.summary import run_problems
