@@ -7,11 +7,13 @@ validates each result where it calls the implementation and raises ``UnreadableR
 naming the op, its arguments, the result and the JSON pointer at which it breaks the
 schema (D-251).
 
-Only the *shape* is held here: types, required fields, items.  A schema's value
-constraints (a pattern, ``not``, ``const``, ``enum``, bounds, closed objects) restate
-requirements (``uri.encode`` has no ``=``: URI-004; ``json.tagSafe`` has no ``<``:
-SER-001): a readable value that breaks one is judged by that requirement's check, never
-turned into a protocol problem.
+Only the *shape* is held here: types and items.  A schema's value constraints (a
+pattern, ``not``, ``const``, ``enum``, bounds, closed objects) restate requirements
+(``uri.encode`` has no ``=``: URI-004; ``json.tagSafe`` has no ``<``: SER-001): a
+readable value that breaks one is judged by that requirement's check, never turned into
+a protocol problem.  So does a missing field (``required``): a context without its
+``placement`` breaks ENV-004, which its check judges; a field a check must read and
+cannot find is its reading error, an unreadable result all the same (checks.collect).
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ _VALUE_KEYWORDS = frozenset(
         "propertyNames",
         "unevaluatedProperties",
         "unevaluatedItems",
+        "required",
         "dependentRequired",
         "dependentSchemas",
         "if",
