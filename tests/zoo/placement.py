@@ -191,9 +191,12 @@ class SnapshotAsSeparateMessage(Broken):
         "Writes a prompt-prefix context as its own after "
         "context/message the prompt instead of baking it."
     )
-    kills = frozenset({"ENV-072", "ENV-073"})
+    # ENV-073, the title (a decision), is judged in ENV-072's test after it: moot once the
+    # seed sentence failed there (D-250), so it may or may not be blamed
+    kills = frozenset({"ENV-072"})
     collateral_ok = frozenset(  # the same defect breaks these too (ENV-050: nothing baked)
         {
+            "ENV-073",
             "ENV-050",
             "ENV-051",
             "ENV-052",
