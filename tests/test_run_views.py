@@ -4,8 +4,8 @@ when Hypothesis is shrinking a failing example (D-312)."""
 
 from __future__ import annotations
 
-import io
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -20,7 +20,6 @@ from harness_cli import cli
 from dsh_conformance import shrinking
 from dsh_conformance.adapters.contract import PROTOCOL_VERSION
 from dsh_conformance.cli import main
-from dsh_conformance.cli.progress import Progress
 from dsh_conformance.record import load_record
 
 
@@ -73,25 +72,42 @@ def test_info_of_an_adapter_that_cannot_start_exits_70() -> None:
     assert result.exit_code == 70
 
 
+_SHRINKS = """
+import io
+import pytest
+from hypothesis import Phase, given, settings, strategies as st
+from rich.console import Console
+from dsh_conformance.cli.progress import Progress
+
+buffer = io.StringIO()
+progress = Progress(Console(file=buffer, force_terminal=False, width=200))
+progress.pytest_sessionstart(None)
+progress.pytest_runtest_logstart("conformance/test_uri.py::test_x", None)
+
+
+@settings(database=None, max_examples=50, phases=[Phase.generate, Phase.shrink])
+@given(st.integers())
+def fails_above_ten(x):
+    assert x < 10
+
+
+try:
+    with pytest.raises(AssertionError):
+        fails_above_ten()
+finally:
+    progress.pytest_sessionfinish(None)
+print(buffer.getvalue())
+"""
+
+
 def test_progress_says_when_hypothesis_shrinks() -> None:
-    from rich.console import Console
-
-    buffer = io.StringIO()
-    progress = Progress(Console(file=buffer, force_terminal=False, width=200))
-    progress.pytest_sessionstart(None)
-    progress.pytest_runtest_logstart("conformance/test_uri.py::test_x", None)
-
-    @settings(database=None, max_examples=50)
-    @given(st.integers())
-    def fails_above_ten(x: int) -> None:
-        assert x < 10
-
-    try:
-        with pytest.raises(AssertionError):
-            fails_above_ten()
-    finally:
-        progress.pytest_sessionfinish(None)
-    assert "shrinking: test_uri.py::test_x failed" in buffer.getvalue()
+    # a fresh interpreter: Hypothesis' engine and profiles are process state that the
+    # in-process runs of other tests in this worker change
+    done = subprocess.run(
+        [sys.executable, "-c", _SHRINKS], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "shrinking: test_uri.py::test_x failed" in done.stdout
 
 
 def test_a_passing_property_announces_no_shrinking() -> None:

@@ -21,7 +21,6 @@ from typing import Any, Final
 SHRINK_SECONDS: Final = 10
 
 _listeners: list[Callable[[], None]] = []
-_patched = False
 
 
 def shrink_seconds() -> float:
@@ -48,17 +47,18 @@ def cap_shrinking(seconds: float | None = None) -> bool:
 
 
 def on_shrink(listener: Callable[[], None]) -> None:
-    """Call *listener* whenever Hypothesis starts shrinking a failing example."""
-    global _patched
+    """Call *listener* whenever Hypothesis starts shrinking a failing example.
+
+    Whether the engine is already patched is read from the engine's class itself, not a
+    flag of this module: a Hypothesis imported anew (its modules dropped from
+    ``sys.modules`` by an earlier test or tool) has an unpatched class again."""
     _listeners.append(listener)
-    if _patched:
-        return
     try:
         from hypothesis.internal.conjecture.engine import ConjectureRunner
     except ImportError:  # pragma: no cover - Hypothesis reorganised
         return
     original = getattr(ConjectureRunner, "shrink_interesting_examples", None)
-    if original is None:
+    if original is None or getattr(original, "__dsh_announces__", False):
         return
 
     def announced(self: Any) -> None:
@@ -72,8 +72,8 @@ def on_shrink(listener: Callable[[], None]) -> None:
                 listener()
         original(self)
 
+    announced.__dsh_announces__ = True  # type: ignore[attr-defined]
     ConjectureRunner.shrink_interesting_examples = announced  # type: ignore[method-assign]
-    _patched = True
 
 
 def forget(listener: Callable[[], None]) -> None:
