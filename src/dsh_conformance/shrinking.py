@@ -21,6 +21,11 @@ from typing import Any, Final
 SHRINK_SECONDS: Final = 10
 
 _listeners: list[Callable[[], None]] = []
+#: The engine's shrinking step and the state that says something failed, newest first.
+_SHRINK_NAMES: Final = (
+    ("shrink_interesting_test_cases", "interesting_test_cases"),
+    ("shrink_interesting_examples", "interesting_examples"),
+)
 
 
 def shrink_seconds() -> float:
@@ -57,14 +62,19 @@ def on_shrink(listener: Callable[[], None]) -> None:
         from hypothesis.internal.conjecture.engine import ConjectureRunner
     except ImportError:  # pragma: no cover - Hypothesis reorganised
         return
-    original = getattr(ConjectureRunner, "shrink_interesting_examples", None)
-    if original is None or getattr(original, "__dsh_announces__", False):
+    # Hypothesis renamed the step and its state (6.16x: *_test_cases for *_examples)
+    found = next(((m, st) for m, st in _SHRINK_NAMES if hasattr(ConjectureRunner, m)), None)
+    if found is None:
+        return
+    method, state = found
+    original = getattr(ConjectureRunner, method)
+    if getattr(original, "__dsh_announces__", False):
         return
 
     def announced(self: Any) -> None:
         from hypothesis import Phase
 
-        if not self.interesting_examples or Phase.shrink not in self.settings.phases:
+        if not getattr(self, state, None) or Phase.shrink not in self.settings.phases:
             original(self)  # nothing failed, or shrinking is off: nothing to announce
             return
         for listener in list(_listeners):
@@ -73,7 +83,7 @@ def on_shrink(listener: Callable[[], None]) -> None:
         original(self)
 
     announced.__dsh_announces__ = True  # type: ignore[attr-defined]
-    ConjectureRunner.shrink_interesting_examples = announced  # type: ignore[method-assign]
+    setattr(ConjectureRunner, method, announced)
 
 
 def forget(listener: Callable[[], None]) -> None:
