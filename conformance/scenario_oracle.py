@@ -15,6 +15,7 @@ from typing import Any, Final
 from attrs import frozen
 
 from dsh_conformance.conformance.agent_support import DELIM, DELIM_WORDS, prefix_text, replay
+from dsh_conformance.conformance.typed_sources import string_values
 
 PROMPT_EVENTS: Final = frozenset({"user/message", "steering/message"})
 Event = Mapping[str, Any]
@@ -341,20 +342,6 @@ def merge_lands_like_inject(script: Mapping[str, Any], result: Mapping[str, Any]
 ENVELOPE_FIELDS: Final = ('"displayContent"', '"prefixContexts"')
 
 
-def _strings(value: object) -> Iterator[str]:
-    """Every string inside *value*: object keys and string values."""
-    stack = [value]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, str):
-            yield current
-        elif isinstance(current, Mapping):
-            stack.extend(current.keys())
-            stack.extend(current.values())
-        elif isinstance(current, list):
-            stack.extend(current)
-
-
 def envelope_hidden_from_the_model(result: Mapping[str, Any]) -> None:
     """ENV-051 on a host's own loop (issue 36 item 7): the envelope is model-hidden -- no
     captured request holds it, as a field or written out as text -- and its display is
@@ -378,6 +365,6 @@ def envelope_hidden_from_the_model(result: Mapping[str, Any]) -> None:
         for message in request.get("messages", ()):
             if isinstance(message, Mapping):
                 assert "envelope" not in message, f"request {number} carries an envelope"
-            for value in _strings(message):
+            for value in string_values(message, keys=True):
                 leaked = [f for f in ENVELOPE_FIELDS if f in value]
                 assert not leaked, f"request {number} holds the envelope as text: {value[:200]}"

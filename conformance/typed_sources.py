@@ -18,7 +18,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from dsh_conformance.adapters.contract import UnreadableResult
-from dsh_conformance.conformance.preparation_oracles import cut_readings, encoded, tag_safe_bytes
+from dsh_conformance.conformance.preparation_oracles import (
+    _prefix,
+    cut_readings,
+    encoded,
+    tag_safe_bytes,
+)
 
 CLOSE_TAG: Final = "</referenced-sessions>"
 OPEN_TAG: Final = "<referenced-sessions"
@@ -130,14 +135,16 @@ def context_json(prompt: str) -> tuple[str, Any] | None:
     return None
 
 
-def string_values(value: object) -> Iterator[str]:
-    """Every string value inside *value* (not object keys), depth first."""
+def string_values(value: object, *, keys: bool = False) -> Iterator[str]:
+    """Every string value inside *value*, depth first; its object keys too with *keys*."""
     stack = [value]
     while stack:
         current = stack.pop()
         if isinstance(current, str):
             yield current
         elif isinstance(current, Mapping):
+            if keys:
+                stack.extend(current.keys())
             stack.extend(current.values())
         elif isinstance(current, list):
             stack.extend(current)
@@ -159,19 +166,8 @@ def least_serialized_bytes(texts: Sequence[str]) -> int:
     return sum(tag_safe_bytes(t) for t in texts)
 
 
-def _common_prefix(a: bytes, b: bytes) -> int:
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def _common_suffix(a: bytes, b: bytes) -> int:
-    return _common_prefix(a[::-1], b[::-1])
+    return _prefix(a[::-1], b[::-1])
 
 
 def head_tail_splits(text: str, original: str, omitted: int) -> list[tuple[int, int]]:
@@ -189,8 +185,8 @@ def head_tail_splits(text: str, original: str, omitted: int) -> list[tuple[int, 
         return []
     rests: list[tuple[int, int]] = []
     for rest in {data[:kept], data[marker:]}:  # the marker after the tail / before the head
-        rests.append((_common_prefix(rest, whole), _common_suffix(rest, whole)))
-    rests.append((_common_prefix(data, whole), _common_suffix(data, whole)))  # between
+        rests.append((_prefix(rest, whole), _common_suffix(rest, whole)))
+    rests.append((_prefix(data, whole), _common_suffix(data, whole)))  # between
     out = []
     for prefix, suffix in rests:
         low, high = max(0, kept - suffix), min(prefix, kept)
@@ -221,7 +217,7 @@ def is_cut_of(message: Mapping[str, Any], original: str) -> bool:
     if cut_readings(message["text"], original):  # a count in the text reads it as a cut
         return True
     # kept bytes at either end, or short enough to be a bare marker (D-197)
-    return _common_prefix(data, whole) > 0 or _common_suffix(data, whole) > 0 or len(data) < 80
+    return _prefix(data, whole) > 0 or _common_suffix(data, whole) > 0 or len(data) < 80
 
 
 def same_message(message: Mapping[str, Any], item: Mapping[str, Any]) -> bool:
