@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from dsh_conformance.conformance.js_objects import js_ordered
@@ -143,19 +144,23 @@ def js_loads(text: str) -> Any:
 
 
 def kept_items(
-    conversation: list[dict[str, Any]], expected: list[dict[str, Any]]
-) -> list[dict[str, Any]] | None:
+    conversation: Sequence[Any],
+    expected: Sequence[Any],
+    same: Callable[[Any, Any], bool] | None = None,
+) -> list[Any] | None:
     """RET-002/RET-005: the expected items the conversation retained, or None.
 
     The conversation must be the checkpoints, the newest item and a suffix of the others:
     try every cut k, keeping expected items that are checkpoints, at index >= k, or last;
-    each kept item must equal its conversation entry or be a slice of it (is_this_message).
+    each kept item must be its conversation entry, whole or a slice of it (*same*, by
+    default is_this_message: the reference layout's entries).
     """
+    same = same or is_this_message
     last = len(expected) - 1
     for k in range(len(expected) + 1):
         kept = [e for i, e in enumerate(expected) if e["checkpoint"] or i >= k or i == last]
         if len(kept) == len(conversation) and all(
-            is_this_message(c, e) for c, e in zip(conversation, kept, strict=True)
+            same(c, e) for c, e in zip(conversation, kept, strict=True)
         ):
             return kept
     return None

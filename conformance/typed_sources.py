@@ -22,6 +22,7 @@ from dsh_conformance.conformance.preparation_oracles import (
     _prefix,
     cut_readings,
     encoded,
+    kept_items,
     tag_safe_bytes,
 )
 
@@ -230,14 +231,7 @@ def kept_of(
 ) -> list[Mapping[str, Any]] | None:
     """RET-002 (D-198): the projected items the typed messages retain, when they are the
     checkpoints, the newest item and a suffix of the others (each whole or cut); else None."""
-    last = len(expected) - 1
-    for k in range(len(expected) + 1):
-        kept = [e for i, e in enumerate(expected) if e["checkpoint"] or i >= k or i == last]
-        if len(kept) == len(messages) and all(
-            same_message(m, e) for m, e in zip(messages, kept, strict=True)
-        ):
-            return kept
-    return None
+    return kept_items(messages, expected, same_message)
 
 
 def keeps_preserved(
