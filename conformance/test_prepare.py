@@ -33,7 +33,7 @@ from dsh_conformance.conformance.strategies_sessions import (
 )
 from dsh_conformance.conformance.typed_sources import (
     context_json,
-    least_serialized_bytes,
+    expect_within,
     missing_texts,
     prompt_of,
     sources_of,
@@ -731,22 +731,6 @@ def one_text_source(total: int) -> dict[str, Any]:
         }
     )
     return small("big", "x" * (total - fixed))
-
-
-def expect_within(source: dict[str, Any], cap: int, **inputs: object) -> None:
-    """RET-001 on the host's measure: its serializedBytes is within the cap; SER-006: it is
-    no less than its retained texts take as tag-safe JSON strings (D-231)."""
-    size, texts = source["serializedBytes"], [m["text"] for m in source["messages"]]
-    expect("RET-001", size <= cap, "a source over its cap", cap=cap, size=size, **inputs)
-    least = least_serialized_bytes(texts)
-    expect(
-        "SER-006",
-        size >= least,
-        "serializedBytes is less than the retained texts take as JSON (D-231)",
-        size=size,
-        least=least,
-        **inputs,
-    )
 
 
 def whole(source: dict[str, Any]) -> bool:

@@ -31,12 +31,12 @@ from dsh_conformance.conformance.strategies_sessions import (
     text_block,
 )
 from dsh_conformance.conformance.typed_sources import (
+    expect_within,
     head_tail_splits,
     is_cut_of,
     keeps_both_ends,
     keeps_preserved,
     kept_of,
-    least_serialized_bytes,
     retained_of,
 )
 
@@ -176,21 +176,6 @@ def expect_unavoidable(
         "failed although head/tail slicing of the preserved texts would fit (host's measure)",
         cap=cap,
         bound=cut,
-    )
-
-
-def expect_within(source: dict[str, Any], cap: int, **inputs: object) -> None:
-    """RET-001 on the host's measure: within the cap; SER-006: no less than its texts (D-231)."""
-    size = source["serializedBytes"]
-    expect("RET-001", size <= cap, "the source exceeds its cap", cap=cap, size=size, **inputs)
-    least = least_serialized_bytes([m["text"] for m in source["messages"]])
-    expect(
-        "SER-006",
-        size >= least,
-        "serializedBytes is less than the retained texts take as JSON (D-231)",
-        size=size,
-        least=least,
-        **inputs,
     )
 
 

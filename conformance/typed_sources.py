@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from dsh_conformance.adapters.contract import UnreadableResult
+from dsh_conformance.checks import expect
 from dsh_conformance.conformance.preparation_oracles import (
     _prefix,
     cut_readings,
@@ -165,6 +166,22 @@ def least_serialized_bytes(texts: Sequence[str]) -> int:
     source whose serialization holds these texts cannot measure less (D-231).
     """
     return sum(tag_safe_bytes(t) for t in texts)
+
+
+def expect_within(source: Mapping[str, Any], cap: int, **inputs: object) -> None:
+    """RET-001 on the host's measure: its serializedBytes is within the cap; SER-006: it is
+    no less than its retained texts take as tag-safe JSON strings (D-231)."""
+    size = source["serializedBytes"]
+    expect("RET-001", size <= cap, "a source over its cap", cap=cap, size=size, **inputs)
+    least = least_serialized_bytes([m["text"] for m in source["messages"]])
+    expect(
+        "SER-006",
+        size >= least,
+        "serializedBytes is less than the retained texts take as JSON (D-231)",
+        size=size,
+        least=least,
+        **inputs,
+    )
 
 
 def _common_suffix(a: bytes, b: bytes) -> int:
