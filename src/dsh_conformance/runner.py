@@ -167,29 +167,9 @@ class CollectedTest:
     capabilities: tuple[str, ...]
 
 
-class _Collector:
-    def __init__(self) -> None:
-        self.tests: list[CollectedTest] = []
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        from dsh_conformance import pytest_plugin
-        from dsh_conformance.harness import stable_test_id
-
-        root = pytest_plugin.conformance_root()
-        for item in items:
-            if pytest_plugin.is_conformance_item(item):
-                caps = tuple(sorted({str(m.args[0]) for m in item.iter_markers("capability")}))
-                self.tests.append(
-                    CollectedTest(
-                        stable_test_id(item, root), tuple(pytest_plugin.requirement_ids(item)), caps
-                    )
-                )
-
-
 def collect(spec_profile: str = "seed") -> list[CollectedTest]:
     """Every conformance test of *spec_profile* with the requirements it cites."""
-    collector = _Collector()
+    collector = _Selected()
     with tempfile.TemporaryDirectory(prefix="dsh-collect-") as tmp:
         args = [*_setup(Path(tmp)), "--collect-only", "--dsh-spec-profile", spec_profile]
         args.append("--snapshot-warn-unused")  # syrupy: nothing runs, so all look unused
@@ -207,7 +187,8 @@ def collect(spec_profile: str = "seed") -> list[CollectedTest]:
 
 
 class _Selected:
-    """The items left after every filter (-r, -c, -k, --test, the spec profile)."""
+    """The conformance items left after every filter (-r, -c, -k, --test, the spec
+    profile), with the requirements and capabilities each cites."""
 
     def __init__(self) -> None:
         self.tests: list[CollectedTest] = []
