@@ -64,19 +64,24 @@ def _error(code: ErrorCode, pointer: str, message: str) -> DshError:
 
 
 @functools.cache
-def _validator() -> jsonschema.Draft202012Validator:
+def script_validator(*files: str) -> jsonschema.Draft202012Validator:
+    """The validator of the ``script`` that the last of *files* defines (the schemas it
+    refers to come first): one loader for scenario.run and side.scenario.run."""
     schemas = resources.files("dsh_conformance.spec") / "schemas"
     loaded = {
         name: json.loads((schemas / name).read_text(encoding="utf-8"))
-        for name in ("data.json", "ops/agent.json", "ops/scenario.json")
+        for name in ("data.json", *files)
     }
     registry: Registry[Any] = Registry().with_resources(
         (data["$id"], Resource.from_contents(data)) for data in loaded.values()
     )
-    scenario = loaded["ops/scenario.json"]
     return jsonschema.Draft202012Validator(
-        {"$ref": scenario["$id"] + "#/$defs/script"}, registry=registry
+        {"$ref": loaded[files[-1]]["$id"] + "#/$defs/script"}, registry=registry
     )
+
+
+def _validator() -> jsonschema.Draft202012Validator:
+    return script_validator("ops/agent.json", "ops/scenario.json")
 
 
 def _pointer(path: Sequence[object]) -> str:

@@ -11,20 +11,17 @@ The side-session mechanics are model/side.py's, unchanged.
 
 from __future__ import annotations
 
-import functools
-import json
 from collections.abc import Mapping, Sequence
-from importlib import resources
 from typing import Any, Final
 
 import jsonschema
 from attrs import frozen
-from referencing import Registry, Resource
 
 from dsh_conformance.model import jsstr, side
 from dsh_conformance.model.agent import Agent
 from dsh_conformance.model.errors import DshError, ErrorCode
 from dsh_conformance.model.frozen import FrozenDict, thaw
+from dsh_conformance.model.scenario import Step, Trigger, script_validator
 from dsh_conformance.model.scripted import validate_response
 from dsh_conformance.model.session import SessionHeader, events_from_json
 from dsh_conformance.model.system_prompt import AgentOptions
@@ -42,37 +39,14 @@ FIELDS: Final[Mapping[str, frozenset[str]]] = {
     "askHandback": frozenset({"cap"}),
     "mergeBack": frozenset({"cap"}),
 }
-Trigger = tuple[Any, ...]
 
 
 def _error(code: ErrorCode, pointer: str, message: str) -> DshError:
     return DshError(code, f"{pointer or '/'}: {message}", hint="see docs/side-scenario.md")
 
 
-@functools.cache
 def _validator() -> jsonschema.Draft202012Validator:
-    schemas = resources.files("dsh_conformance.spec") / "schemas"
-    loaded = {
-        name: json.loads((schemas / name).read_text(encoding="utf-8"))
-        for name in ("data.json", "ops/agent.json", "ops/scenario.json", "ops/side_scenario.json")
-    }
-    registry: Registry[Any] = Registry().with_resources(
-        (data["$id"], Resource.from_contents(data)) for data in loaded.values()
-    )
-    schema = loaded["ops/side_scenario.json"]
-    return jsonschema.Draft202012Validator(
-        {"$ref": schema["$id"] + "#/$defs/script"}, registry=registry
-    )
-
-
-@frozen
-class Step:
-    """One host action: its index in the script, trigger key and JSON fields."""
-
-    index: int
-    trigger: Trigger
-    action: str
-    fields: FrozenDict
+    return script_validator("ops/agent.json", "ops/scenario.json", "ops/side_scenario.json")
 
 
 @frozen
