@@ -24,8 +24,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-import jsonschema
-from referencing import Registry, Resource
+from dsh_conformance.spec.compiled import Compiled
 
 __all__ = ["check_result", "result_problem"]
 
@@ -97,35 +96,35 @@ def _schemas() -> Any:
 
 
 @cache
-def _registry_and_ops() -> tuple[
-    Registry[Any], dict[str, tuple[str, dict[str, Any], dict[str, Any]]]
+def _resources_and_ops() -> tuple[
+    tuple[tuple[str, dict[str, Any]], ...],
+    dict[str, tuple[str, dict[str, Any], dict[str, Any]]],
 ]:
     folder = _schemas()
-    pieces: list[tuple[str, Resource[Any]]] = []
+    pieces: list[tuple[str, dict[str, Any]]] = []
     for name in ("data.json", "protocol.json"):
         data = shape(json.loads((folder / name).read_text(encoding="utf-8")))
-        pieces.append((data["$id"], Resource.from_contents(data)))
+        pieces.append((data["$id"], data))
     ops: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {}
     for entry in sorted((folder / "ops").iterdir(), key=lambda p: p.name):
         if not entry.name.endswith(".json"):
             continue
         data = shape(json.loads(entry.read_text(encoding="utf-8")))
-        pieces.append((data["$id"], Resource.from_contents(data)))
+        pieces.append((data["$id"], data))
         for name, spec in data.get("ops", {}).items():
             ops[name] = (data["$id"], data.get("$defs", {}), spec)
-    return Registry().with_resources(pieces), ops
+    return tuple(pieces), ops
 
 
 @cache
-def _validator(op: str) -> jsonschema.protocols.Validator | None:
-    registry, ops = _registry_and_ops()
+def _validator(op: str) -> Compiled | None:
+    """*op*'s result shape, compiled once per process (D-500)."""
+    resources, ops = _resources_and_ops()
     found = ops.get(op)
     if found is None or "result" not in found[2]:
         return None
     base, defs, spec = found
-    schema = {"$id": base, "$defs": defs, **shape(spec["result"])}
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    return cls(schema, registry=registry)
+    return Compiled({"$id": base, "$defs": defs, **shape(spec["result"])}, resources)
 
 
 def _pointer(path: Any) -> str:
@@ -138,7 +137,7 @@ def result_problem(op: str, result: Any) -> str | None:
     validator = _validator(op)
     if validator is None:
         return None
-    error = jsonschema.exceptions.best_match(validator.iter_errors(result))
+    error = validator.best_match(result)
     if error is None:
         return None
     return (

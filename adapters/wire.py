@@ -20,7 +20,7 @@ from dsh_conformance.adapters.contract import PROTOCOL_VERSION, AdapterFault
 from dsh_conformance.model import jsstr
 
 if TYPE_CHECKING:
-    import jsonschema
+    from dsh_conformance.spec.compiled import Compiled
 
 #: Schema definitions a message can be checked against (``#/$defs/<name>``).
 MESSAGE_KINDS: Final = (
@@ -163,13 +163,12 @@ def error(id: Any, code: str, message: str) -> dict[str, Any]:
 
 
 @cache
-def _validator(kind: str) -> jsonschema.Draft202012Validator:
-    import jsonschema
-
+def _validator(kind: str) -> Compiled:
     from dsh_conformance.spec import schema
+    from dsh_conformance.spec.compiled import Compiled
 
     defs = schema("protocol.json")["$defs"]
-    return jsonschema.Draft202012Validator({"$ref": f"#/$defs/{kind}", "$defs": defs})
+    return Compiled({"$ref": f"#/$defs/{kind}", "$defs": defs})
 
 
 def problems(kind: str, message: Mapping[str, Any]) -> list[str]:

@@ -9,7 +9,7 @@ mutating an output can never reach model state either.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Final
 
 
 class FrozenDict(Mapping[str, Any]):
@@ -51,19 +51,54 @@ class FrozenDict(Mapping[str, Any]):
         return f"FrozenDict({self._data!r})"
 
 
+#: Values ``freeze`` and ``thaw`` return as they are (immutable JSON scalars).
+_LEAVES: Final = frozenset({str, int, float, bool, type(None)})
+
+
+def _wrap(data: dict[str, Any]) -> FrozenDict:
+    """A FrozenDict owning *data* (a fresh dict nobody else holds): no second copy."""
+    frozen = FrozenDict.__new__(FrozenDict)
+    frozen._data = data
+    frozen._hash = None
+    return frozen
+
+
 def freeze(value: Any) -> Any:
-    """A deep immutable copy of a JSON value (dict -> FrozenDict, list -> tuple)."""
+    """A deep immutable copy of a JSON value (dict -> FrozenDict, list -> tuple).
+
+    One pass: exact JSON types are dispatched by ``type`` and scalars are kept in place
+    without a call; other mappings and sequences take the general path."""
+    kind = type(value)
+    if kind is dict:
+        return _wrap({k: v if type(v) in _LEAVES else freeze(v) for k, v in value.items()})
+    if kind is list or kind is tuple:
+        return tuple([v if type(v) in _LEAVES else freeze(v) for v in value])
+    if kind in _LEAVES:
+        return value
     if isinstance(value, Mapping):
-        return FrozenDict({k: freeze(v) for k, v in value.items()})
+        return _wrap({k: freeze(v) for k, v in value.items()})
     if isinstance(value, list | tuple):
         return tuple(freeze(v) for v in value)
     return value
 
 
 def thaw(value: Any) -> Any:
-    """A deep mutable copy of a (possibly frozen) JSON value (Mapping -> dict, tuple -> list)."""
-    if isinstance(value, Mapping):
-        return {k: thaw(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
+    """A deep mutable copy of a (possibly frozen) JSON value (Mapping -> dict, tuple -> list).
+
+    Dispatched like ``freeze``: a FrozenDict's own dict is read in place."""
+    kind = type(value)
+    if kind is FrozenDict:
+        items = value._data.items()
+    elif kind is dict:
+        items = value.items()
+    elif kind is tuple or kind is list:
+        return [v if type(v) in _LEAVES else thaw(v) for v in value]
+    elif kind in _LEAVES:
+        return value
+    elif isinstance(value, Mapping):
+        items = value.items()
+    elif isinstance(value, list | tuple):
         return [thaw(v) for v in value]
-    return value
+    else:
+        return value
+    return {k: v if type(v) in _LEAVES else thaw(v) for k, v in items}

@@ -97,9 +97,14 @@ def _blocks(event: Event, value: object, what: str) -> Sequence[Mapping[str, Any
     if type(value) is not tuple and type(value) is not list:
         raise _invalid(event, f"{what} must be an array of content blocks")
     for block in value:
-        if not _is_object(block):
+        kind = type(block)  # _is_object, inline: this runs for every block of every event
+        if kind is not FrozenDict and kind is not dict and not isinstance(block, Mapping):
             raise _invalid(event, f"{what} must be an array of content blocks")
     return value
+
+
+#: The accelerator's one-pass length of a string with no surrogate (-1 otherwise).
+_CANONICAL_LENGTH: Final = jsstr._FAST.canonical_length if jsstr._FAST is not None else None
 
 
 def _text(event: Event, blocks: Sequence[Mapping[str, Any]]) -> tuple[str, int]:
@@ -112,6 +117,10 @@ def _text(event: Event, blocks: Sequence[Mapping[str, Any]]) -> tuple[str, int]:
         text = block.get("text")
         if block.get("type") != "text" or type(text) is not str:
             return "", 0
+        if _CANONICAL_LENGTH is not None:  # jsstr.canonical_utf8_length's first step
+            length = _CANONICAL_LENGTH(text)
+            if length >= 0:
+                return text, length
     else:
         text = text_content(blocks)
     return jsstr.canonical_utf8_length(text)
@@ -149,27 +158,57 @@ def _data(event: Event) -> Mapping[str, Any]:
 _PROMPTS: Final = frozenset({"user/message", "steering/message"})
 
 
+def _event_data(event: Event) -> Mapping[str, Any]:
+    """``_data`` with the exact types read inline (this runs for every event)."""
+    data = event.data
+    kind = type(data)
+    if kind is FrozenDict:
+        return data._data  # type: ignore[no-any-return]
+    if kind is dict:
+        return data  # type: ignore[no-any-return]
+    return _data(event)
+
+
 def project_event(event: Event) -> ProjectedItem | None:
     """The item one surface event projects to, or None (PROJ-001, PROJ-004, PROJ-008, D-31)."""
     type_ = event.type
     if type_ == "assistant/message":
-        data = _data(event)
+        data = _event_data(event)
         if data.get("interrupted") is True:
             return None  # incomplete assistant output (D-57)
         text, length = _text(event, _blocks(event, data.get("content"), "content"))
-        return ProjectedItem("assistant", text, False, length) if text else None
+        return _item("assistant", text, False, length) if text else None
     if type_ not in _PROMPTS:
         return None  # tool/result, context/message, and anything else: never projected
-    data = _data(event)
+    data = _event_data(event)
     source: Any = data.get("source")  # a Mapping whenever kind is not None
+    if type(source) is FrozenDict:
+        source = source._data
     # is_compact_checkpoint_source and is_user_source, read once (this runs per event).
-    kind = source.get("kind") if _is_object(source) else None
+    kind = source.get("kind") if type(source) is dict or _is_object(source) else None
     # Only a user/message can be a checkpoint; steering keeps direct-user sources only.
     checkpoint = type_ == "user/message" and kind == "plugin" and source.get("plugin") == "compact"
     if not checkpoint and kind != "user":
         return None
     text, length = _text(event, _display(event, data))
-    return ProjectedItem("user", text, checkpoint, length) if text else None
+    return _item("user", text, checkpoint, length) if text else None
+
+
+_new_item = object.__new__
+_SET_ROLE, _SET_TEXT, _SET_CHECKPOINT, _SET_LENGTH = (
+    ProjectedItem.__dict__[name].__set__ for name in ("role", "text", "checkpoint", "length")
+)
+
+
+def _item(role: Role, text: str, checkpoint: bool, length: int) -> ProjectedItem:
+    """``ProjectedItem(role, text, checkpoint, length)`` through the slots' own setters
+    (the frozen class's guarded ``__init__`` was a tenth of a projection)."""
+    item: ProjectedItem = _new_item(ProjectedItem)
+    _SET_ROLE(item, role)
+    _SET_TEXT(item, text)
+    _SET_CHECKPOINT(item, checkpoint)
+    _SET_LENGTH(item, length)
+    return item
 
 
 def project(surface: Iterable[Event]) -> tuple[ProjectedItem, ...]:

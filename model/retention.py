@@ -215,10 +215,20 @@ def retain(
     # droppable items that fits (== upstream dropping oldest-first until it fits, D-33).
     # Only kept items are ever serialized; dropped ones are only counted.
     newest = len(original) - 1
+    # One pass over every message: the checkpoints, and the bytes of them all (a dropped
+    # message is only counted, never serialized).
+    checkpoints = []
+    all_bytes = 0
+    for i, p in enumerate(original):
+        if p.checkpoint:
+            checkpoints.append(i)
+        length = p.length
+        all_bytes += length if length >= 0 else byte_length(p.text)
     kept: dict[int, _Item] = {
-        i: _Item(p.role, p.text, p.checkpoint, p.text)
-        for i, p in enumerate(original)
-        if p.checkpoint or i == newest
+        i: _Item(original[i].role, original[i].text, original[i].checkpoint, original[i].text)
+        for i in (
+            checkpoints if not original or original[newest].checkpoint else [*checkpoints, newest]
+        )
     }
     count = len(kept)
     total = sum(item.resize() for item in kept.values())
@@ -234,8 +244,11 @@ def retain(
         total += size
         count += 1
     retained = [kept[i] for i in sorted(kept)]
-    dropped = [p for i, p in enumerate(original) if i not in kept]
-    dropped_bytes = sum(p.length if p.length >= 0 else byte_length(p.text) for p in dropped)
+    dropped = len(original) - len(retained)
+    dropped_bytes = all_bytes - sum(
+        original[i].length if original[i].length >= 0 else byte_length(original[i].text)
+        for i in kept
+    )
 
     # Phase 2: slice the longest remaining text (first of equals) until the object fits.
     size = _size(fixed, total, count)
@@ -278,12 +291,12 @@ def retain(
 
     omitted_bytes = sum(item.omitted for item in retained) + dropped_bytes
     stats = RetentionStats(
-        compacted=any(p.checkpoint for p in original),
+        compacted=bool(checkpoints),
         original_messages=len(original),
         retained_messages=len(retained),
-        omitted_messages=len(dropped),
+        omitted_messages=dropped,
         omitted_bytes=omitted_bytes,
-        truncated=bool(dropped) or omitted_bytes > 0,
+        truncated=dropped > 0 or omitted_bytes > 0,
     )
     return RetainedSource(
         _data(snapshot, label, retained),

@@ -18,7 +18,6 @@ from typing import Any, Final
 
 import jsonschema
 from attrs import frozen
-from referencing import Registry, Resource
 
 from dsh_conformance.model import jsstr, side
 from dsh_conformance.model.agent import Agent, Phase, last_turn_number
@@ -33,6 +32,7 @@ from dsh_conformance.model.scripted import validate_response
 from dsh_conformance.model.session import SessionHeader, events_from_json
 from dsh_conformance.model.snapshot import read_log, session_from_json
 from dsh_conformance.model.system_prompt import AgentOptions
+from dsh_conformance.spec.compiled import Compiled
 
 Trigger = tuple[Any, ...]
 Decode = Callable[[Any], Any]
@@ -64,23 +64,21 @@ def _error(code: ErrorCode, pointer: str, message: str) -> DshError:
 
 
 @functools.cache
-def script_validator(*files: str) -> jsonschema.Draft202012Validator:
+def script_validator(*files: str) -> Compiled:
     """The validator of the ``script`` that the last of *files* defines (the schemas it
-    refers to come first): one loader for scenario.run and side.scenario.run."""
+    refers to come first), compiled once per process (D-500): one loader for
+    scenario.run and side.scenario.run."""
     schemas = resources.files("dsh_conformance.spec") / "schemas"
-    loaded = {
-        name: json.loads((schemas / name).read_text(encoding="utf-8"))
-        for name in ("data.json", *files)
-    }
-    registry: Registry[Any] = Registry().with_resources(
-        (data["$id"], Resource.from_contents(data)) for data in loaded.values()
-    )
-    return jsonschema.Draft202012Validator(
-        {"$ref": loaded[files[-1]]["$id"] + "#/$defs/script"}, registry=registry
+    loaded = [
+        json.loads((schemas / name).read_text(encoding="utf-8")) for name in ("data.json", *files)
+    ]
+    return Compiled(
+        {"$ref": loaded[-1]["$id"] + "#/$defs/script"},
+        [(data["$id"], data) for data in loaded],
     )
 
 
-def _validator() -> jsonschema.Draft202012Validator:
+def _validator() -> Compiled:
     return script_validator("ops/agent.json", "ops/scenario.json")
 
 

@@ -25,6 +25,7 @@ from dsh_conformance.model.scenario import Step, Trigger, script_validator
 from dsh_conformance.model.scripted import validate_response
 from dsh_conformance.model.session import SessionHeader, events_from_json
 from dsh_conformance.model.system_prompt import AgentOptions
+from dsh_conformance.spec.compiled import Compiled
 
 SESSIONS: Final = ("parent", "child")
 #: Actions that act on one session (``session``, default parent).
@@ -45,7 +46,7 @@ def _error(code: ErrorCode, pointer: str, message: str) -> DshError:
     return DshError(code, f"{pointer or '/'}: {message}", hint="see docs/side-scenario.md")
 
 
-def _validator() -> jsonschema.Draft202012Validator:
+def _validator() -> Compiled:
     return script_validator("ops/agent.json", "ops/scenario.json", "ops/side_scenario.json")
 
 

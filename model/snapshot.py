@@ -39,8 +39,11 @@ class SessionSnapshot:
         }
 
     @classmethod
-    def from_json(cls, data: object) -> SessionSnapshot:
-        """A snapshot given directly as JSON (its events are taken as the surface)."""
+    def from_json(cls, data: object, *, borrow: bool = False) -> SessionSnapshot:
+        """A snapshot given directly as JSON (its events are taken as the surface).
+
+        *borrow*: the events keep their data as given (``Event.borrow_json``), for a read
+        that keeps nothing of the snapshot past its caller's return."""
         if not isinstance(data, Mapping) or not {"session", "events"} <= set(data):
             raise DshError(
                 ErrorCode.INVALID_ARGUMENT, "a snapshot needs session, capturedThroughSeq, events"
@@ -54,7 +57,7 @@ class SessionSnapshot:
         return cls(
             SessionHeader.from_json(data["session"]),
             seq,
-            tuple(Event.from_json(e) for e in events),
+            tuple(map(Event.borrow_json if borrow else Event.from_json, events)),
         )
 
 

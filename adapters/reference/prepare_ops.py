@@ -35,9 +35,10 @@ def _arg(args: Mapping[str, Any], name: str) -> Any:
 
 
 def _snapshot(args: Mapping[str, Any]) -> SessionSnapshot:
-    """``snapshot`` (taken as given) or ``session`` (folded here)."""
+    """``snapshot`` (taken as given) or ``session`` (folded here).  Both callers only read
+    it and return fresh values, so a snapshot's events are borrowed, not frozen."""
     if "snapshot" in args:
-        return SessionSnapshot.from_json(args["snapshot"])
+        return SessionSnapshot.from_json(args["snapshot"], borrow=True)
     return read_log(session_from_json(_arg(args, "session")))
 
 
