@@ -24,12 +24,22 @@ def is_array_index(key: str) -> bool:
     return str(n) == key and n <= MAX_ARRAY_INDEX
 
 
+#: First characters of an array index; a key starting otherwise keeps its place.
+_DIGITS = frozenset("0123456789")
+#: Values that are copied as they are (no key order inside).
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
 def js_ordered(value: object) -> object:
     """A copy of a JSON value with every object's keys in JavaScript's property order."""
     if isinstance(value, dict):
-        indices = sorted((k for k in value if is_array_index(k)), key=int)
-        others = [k for k in value if not is_array_index(k)]
-        return {k: js_ordered(value[k]) for k in indices + others}
+        # Only a key that starts with a digit can be an array index: most objects have
+        # none, and keep their insertion order.
+        if any(k[:1] in _DIGITS and is_array_index(k) for k in value):
+            indices = sorted((k for k in value if is_array_index(k)), key=int)
+            others = [k for k in value if not is_array_index(k)]
+            return {k: js_ordered(value[k]) for k in indices + others}
+        return {k: v if type(v) in _LEAVES else js_ordered(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return [js_ordered(v) for v in value]
+        return [v if type(v) in _LEAVES else js_ordered(v) for v in value]
     return value
