@@ -179,6 +179,8 @@ class InboxMachine(RuleBasedStateMachine):
         self.dropped: set[int] = set()  # records without a fate when cancel/dispose ran
         self.disposed: set[int] = set()  # those of them dispose dropped
         self.ops = 0
+        # What impl answered to each read since its last other call (see ``read``).
+        self.seen: dict[str, Any] = {}
         self.both("agent.create", id=self.agent, options=OPTIONS)
 
     # --- plumbing ------------------------------------------------------------------------
@@ -186,6 +188,7 @@ class InboxMachine(RuleBasedStateMachine):
     def both(self, op: str, /, **args: Any) -> Any:
         """Run *op* on impl (with *args*) and oracle (with a deep copy); outcomes must agree."""
         theirs = _outcome(self.oracle, op, copy.deepcopy(args))
+        self.seen.clear()
         ours = _outcome(self.impl, op, args)
         expect(
             "REF-007",
@@ -201,7 +204,12 @@ class InboxMachine(RuleBasedStateMachine):
         return self.both(op, agent=self.agent, **args)
 
     def read(self, op: str) -> Any:
-        return self.impl.call(op, agent=self.agent)
+        """impl's answer to the read *op*, asked once between two operations (issue 44):
+        the invariants after a step observe one state, so the reads they share are one
+        read each.  Its callers never change what it returns."""
+        if op not in self.seen:
+            self.seen[op] = self.impl.call(op, agent=self.agent)
+        return self.seen[op]
 
     def message(self, verb: str, recipe: str) -> None:
         if not self.prefix and recipe not in PLAIN_RECIPES:
@@ -351,7 +359,7 @@ class InboxMachine(RuleBasedStateMachine):
             "agent.state",
             "agent.submissions",
         ):
-            ours = self.impl.call(op, agent=self.agent)
+            ours = self.read(op)
             theirs = self.oracle.call(op, agent=self.agent)
             expect(
                 "REF-007",

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from dsh_conformance.conformance.js_objects import js_ordered
+from dsh_conformance.conformance.js_objects import js_dumps
 
 #: Key order of one per-source metadata record (D-40), in the seed's meta and in the
 #: release's recall source alike.
@@ -36,7 +36,7 @@ OPEN, CLOSE = "<referenced-sessions>\n", "\n</referenced-sessions>"
 def js_json(value: object) -> str:
     """JSON.stringify (compact): Python's json in JavaScript's key order, plus the ES2019
     lone-surrogate escape."""
-    text = json.dumps(js_ordered(value), ensure_ascii=False, separators=(",", ":"))
+    text = js_dumps(value, ensure_ascii=False, separators=(",", ":"))
     return LONE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 

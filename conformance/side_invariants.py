@@ -12,16 +12,17 @@ a *balanced* prefix has no open turn or step and answers every tool call in its 
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from dsh_conformance.checks import expect, expect_equal
+from dsh_conformance.conformance.agent_support import SURFACE_TYPES
 from dsh_conformance.conformance.agent_support import surface as surface
-from dsh_conformance.conformance.js_objects import js_ordered
+from dsh_conformance.conformance.js_objects import js_dumps
 
 JsonLog = Mapping[str, Any]
 Events = Sequence[Mapping[str, Any]]
+T = TypeVar("T")
 
 SIDECHAT = {"kind": "plugin", "plugin": "sidechat"}
 
@@ -47,7 +48,7 @@ def canonical_json(value: object) -> str:
 
     The key order is the one any JavaScript implementation's output has (array-index
     keys first), so an in-process model and a JS implementation compare equal."""
-    return json.dumps(js_ordered(value), separators=(",", ":"), ensure_ascii=True)
+    return js_dumps(value, separators=(",", ":"), ensure_ascii=True)
 
 
 # --- balanced completed-turn prefix ------------------------------------------------------
@@ -164,7 +165,8 @@ def step_starts(events: Events, first: int = 0) -> list[int]:
 
 def replayed_messages(events: Events, first: int = 0) -> list[list[dict[str, Any]]]:
     """The messages of every request the log's own steps sent (from index *first* on)."""
-    return [derive(events[:i]) for i in step_starts(events, first)]
+    prefixes = prefix_messages(events)
+    return [prefixes[i] for i in step_starts(events, first)]
 
 
 # --- side-session predicates ------------------------------------------------------------
@@ -409,6 +411,49 @@ def meaning(messages: object) -> list[tuple[object, ...]]:
     return out
 
 
+def _prefix_reads(events: Events, read: Callable[[Mapping[str, Any]], list[T]]) -> list[list[T]]:
+    """What *read* gives for each node of the surface of ``events[:k]``, run together,
+    for every ``k`` from 0 to ``len(events)``, in one pass: the surface is a fold (append
+    pushes, replace splices a seq range), so each prefix is its current nodes' reads."""
+    nodes: list[tuple[object, list[T]]] = []  # (seq, its reads)
+    out: list[list[T]] = [[]]
+    for event in events:
+        if event["type"] not in SURFACE_TYPES:
+            out.append(out[-1])
+            continue
+        node = (event["seq"], read(event))
+        op: Any = event.get("surfaceOp")
+        if op == "append":
+            nodes.append(node)
+        else:
+            seqs = [seq for seq, _ in nodes]
+            lo, hi = seqs.index(op["start"]), seqs.index(op["end"])
+            nodes[lo : hi + 1] = [node]
+        out.append([item for _, reads in nodes for item in reads])
+    return out
+
+
+def _messages(event: Mapping[str, Any]) -> list[dict[str, Any]]:
+    message = message_of(event)
+    return [] if message is None else [message]
+
+
+def _meanings(event: Mapping[str, Any]) -> list[tuple[object, ...]]:
+    message = message_of(event)
+    return [] if message is None else meaning(message)
+
+
+def prefix_messages(events: Events) -> list[list[dict[str, Any]]]:
+    """``derive(events[:k])`` for every ``k`` (issue 44: rederiving every prefix was most
+    of a lockstep test)."""
+    return _prefix_reads(events, _messages)
+
+
+def prefix_meanings(events: Events) -> list[list[tuple[object, ...]]]:
+    """``meaning(derive(events[:k]))`` for every ``k``: a message's meaning is its own."""
+    return _prefix_reads(events, _meanings)
+
+
 def _first_difference(actual: list[Any], expected: list[Any]) -> str:
     for i, (a, e) in enumerate(zip(actual, expected, strict=False)):
         if a != e:
@@ -449,7 +494,7 @@ def request_problems(
                     )
                 )
         return problems
-    prefixes = [meaning(derive(events[:k])) for k in range(len(events) + 1)]
+    prefixes = prefix_meanings(events)
     at = first
     for i, request in enumerate(requests):
         read = meaning(request.get("messages"))

@@ -23,7 +23,6 @@ invariant above is its own check and blames only the requirement it proves.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -41,7 +40,7 @@ from hypothesis.stateful import (
 from dsh_conformance.adapters.client import Implementation, ImplementationError
 from dsh_conformance.checks import check, expect
 from dsh_conformance.conformance import side_invariants as inv
-from dsh_conformance.conformance.js_objects import js_ordered
+from dsh_conformance.conformance.js_objects import js_dumps, js_form, js_same
 
 pytestmark = [
     pytest.mark.capability("side"),
@@ -95,7 +94,7 @@ HEADING = "## Side-session handback\n\n"
 
 
 def dump(value: object) -> str:
-    return json.dumps(js_ordered(value), ensure_ascii=False)
+    return js_dumps(value, ensure_ascii=False)
 
 
 class SideMachine(RuleBasedStateMachine):
@@ -110,12 +109,18 @@ class SideMachine(RuleBasedStateMachine):
         self.disposed: set[str] = set()
         # parent id -> list of (child, cap) of successful merges, in order
         self.merges: dict[str, list[tuple[str, int]]] = {}
+        # What impl answered to each read (op, agent) since its last other call (``read``),
+        # and each log's js_form.
+        self.seen: dict[tuple[str, str], Any] = {}
+        self.forms: dict[str, bytes | str] = {}
 
     # --- plumbing ------------------------------------------------------------------------
 
     def both(self, op: str, **args: Any) -> Any:
         """Run *op* on both; results or error codes must agree; failures change no log."""
         before = self.all_logs()
+        self.seen.clear()
+        self.forms.clear()
         outcomes = []
         for target in self.targets:
             try:
@@ -141,11 +146,25 @@ class SideMachine(RuleBasedStateMachine):
             return ImplementationError(value, op)
         return value
 
-    def all_logs(self) -> dict[str, str]:
-        return {a: dump(self.impl.call("agent.log", agent=a)) for a in self.tags}
+    def all_logs(self) -> dict[str, bytes | str]:
+        out = {}
+        for a in self.tags:
+            if a not in self.forms:
+                self.forms[a] = js_form(self.log(a))
+            out[a] = self.forms[a]
+        return out
+
+    def read(self, op: str, aid: str) -> Any:
+        """impl's answer to the read *op* of *aid*, asked once between two operations
+        (issue 44): the invariants after a step observe one state, so the reads they
+        share are one read each.  Its callers never change what it returns."""
+        key = (op, aid)
+        if key not in self.seen:
+            self.seen[key] = self.impl.call(op, agent=aid)
+        return self.seen[key]
 
     def log(self, aid: str) -> dict[str, Any]:
-        result: dict[str, Any] = self.impl.call("agent.log", agent=aid)
+        result: dict[str, Any] = self.read("agent.log", aid)
         return result
 
     def marker(self, aid: str) -> str:
@@ -159,6 +178,8 @@ class SideMachine(RuleBasedStateMachine):
 
     @initialize()
     def create_roots(self) -> None:
+        self.seen.clear()
+        self.forms.clear()
         for target in self.targets:
             target.call("reset")
         for n, root in enumerate(ROOTS):
@@ -227,7 +248,7 @@ class SideMachine(RuleBasedStateMachine):
         self.advance(source, advance)
         child = f"{source}/side {len(self.tags)}"
         before = self.log(source)
-        system = self.impl.call("agent.system", agent=source)["system"]
+        system = self.read("agent.system", source)["system"]
         result = self.both("side.fork", parent=source, child=child, frame=frame)
         if isinstance(result, ImplementationError):
             expect(
@@ -389,10 +410,10 @@ class SideMachine(RuleBasedStateMachine):
     def lockstep(self) -> None:
         for aid in self.tags:
             for op in ("agent.log", "agent.requests", "agent.notifications", "agent.state"):
-                a, b = (t.call(op, agent=aid) for t in self.targets)
+                a, b = self.read(op, aid), self.targets[1].call(op, agent=aid)
                 expect(
                     "REF-008",
-                    dump(a) == dump(b),
+                    js_same(a, b),
                     f"{op} of {aid!r} differs from the reference model",
                     ours=a,
                     reference=b,
@@ -419,7 +440,7 @@ class SideMachine(RuleBasedStateMachine):
             if info["framed"]:
                 problems = inv.framing_problems(session)
                 expect("SIDE-024", problems == [], "; ".join(problems), child=child)
-            for request in self.impl.call("agent.requests", agent=child):
+            for request in self.read("agent.requests", child):
                 expect(
                     "SIDE-008",
                     request["system"] == info["system"],
@@ -430,7 +451,7 @@ class SideMachine(RuleBasedStateMachine):
     @invariant()
     def requests_replay_their_logs(self) -> None:
         for aid in self.tags:
-            requests = self.impl.call("agent.requests", agent=aid)
+            requests = self.read("agent.requests", aid)
             problems = inv.request_problems(requests, self.log(aid))
             expect("SIDE-010", problems == [], "; ".join(problems), agent=aid)
             exact = inv.request_problems(requests, self.log(aid), exact=True)
@@ -442,7 +463,7 @@ class SideMachine(RuleBasedStateMachine):
             session = self.log(parent)
             start = session["header"].get("seedLength") or 0  # inherited handbacks
             handbacks = [e for e in session["events"][start:] if inv.is_handback(e)]
-            in_batch = self.impl.call("agent.state", agent=parent)["toolBatch"]
+            in_batch = self.read("agent.state", parent)["toolBatch"]
             counted = len(handbacks) <= len(merges) if in_batch else len(handbacks) == len(merges)
             expect(
                 "SIDE-025",
@@ -490,7 +511,7 @@ class SideMachine(RuleBasedStateMachine):
             session = self.log(aid)
             start = session["header"].get("seedLength") or 0 if aid in self.children else 0
             own = [e for e in session["events"][start:] if not inv.is_handback(e)]
-            notifications = self.impl.call("agent.notifications", agent=aid)
+            notifications = self.read("agent.notifications", aid)
             expect(
                 "SIDE-065",
                 all(n["agent"] == aid for n in notifications),

@@ -1,6 +1,8 @@
 /*
  * Optional accelerator for model/jsstr.py: the few JavaScript-string scans and the URI
- * payload codec that CPython cannot do at C speed in a handful of calls.
+ * payload codec that CPython cannot do at C speed in a handful of calls; and two walks of
+ * JSON values (D-501): spec/compiled.py's plain_json and model/frozen.py's thaw, each with
+ * its pure-Python twin beside its caller.
  *
  * Every function here is a pure function of its arguments (strings, and integers for
  * find) with a pure-Python twin in jsstr.py that gives the same result on every input,
@@ -14,6 +16,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -632,6 +635,167 @@ fast_plain(PyObject *module, PyObject *value)
     return PyBool_FromLong(ok);
 }
 
+/* ---- what jsonschema-rs and jsonschema read alike (spec/compiled.py, D-500) ------- */
+
+/* compiled.plain_json: only exact dict (with exact str keys), list, str, int, float,
+ * bool and None, no container nested deeper than limit. */
+static int
+exact_json(PyObject *value, int depth, int limit)
+{
+    if (PyDict_CheckExact(value)) {
+        if (depth >= limit)
+            return 0;
+        Py_ssize_t pos = 0;
+        PyObject *key, *item;
+        while (PyDict_Next(value, &pos, &key, &item)) {
+            if (!PyUnicode_CheckExact(key))
+                return 0;
+            if (!PyUnicode_CheckExact(item) && !PyLong_CheckExact(item) &&
+                !exact_json(item, depth + 1, limit))
+                return 0;
+        }
+        return 1;
+    }
+    if (PyList_CheckExact(value)) {
+        if (depth >= limit)
+            return 0;
+        Py_ssize_t n = PyList_GET_SIZE(value);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *item = PyList_GET_ITEM(value, i);
+            if (!PyUnicode_CheckExact(item) && !PyLong_CheckExact(item) &&
+                !exact_json(item, depth + 1, limit))
+                return 0;
+            /* no Python code runs here, so the list cannot shrink under the loop */
+        }
+        return 1;
+    }
+    return PyUnicode_CheckExact(value) || PyLong_CheckExact(value) ||
+           PyFloat_CheckExact(value) || PyBool_Check(value) || value == Py_None;
+}
+
+static PyObject *
+fast_exact_json(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "exact_json() takes a value and a depth limit");
+        return NULL;
+    }
+    if (!PyLong_CheckExact(args[1])) {
+        PyErr_Format(PyExc_TypeError, "exact_json() needs an int limit, not %s",
+                     type_name(args[1]));
+        return NULL;
+    }
+    long limit = PyLong_AsLong(args[1]);
+    if (limit == -1 && PyErr_Occurred())
+        return NULL;
+    if (limit < 0 || limit > 4096) {
+        PyErr_SetString(PyExc_ValueError, "exact_json() needs 0 <= limit <= 4096");
+        return NULL;
+    }
+    return PyBool_FromLong(exact_json(args[0], 0, (int)limit));
+}
+
+/* ---- frozen.thaw: a deep mutable copy of a frozen JSON value (D-501) -------------- */
+
+#define THAW_DEPTH 200
+
+/* The byte offset of the object slot ``_data`` of frozen (a __slots__ class), read from
+ * its member descriptor in the type's own dict (no attribute lookup runs Python code);
+ * -1 when frozen has no such slot. */
+static Py_ssize_t
+data_offset(PyTypeObject *frozen)
+{
+    PyObject *descr = PyDict_GetItemString(frozen->tp_dict, "_data");
+    if (descr == NULL || !Py_IS_TYPE(descr, &PyMemberDescr_Type))
+        return -1;
+    PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+    if (member->type != T_OBJECT_EX && member->type != T_OBJECT)
+        return -1;
+    return member->offset;
+}
+
+/* Exact JSON scalars, shared by the copy as they are. */
+#define THAW_LEAF(o) (PyUnicode_CheckExact(o) || PyLong_CheckExact(o) || \
+                      PyFloat_CheckExact(o) || PyBool_Check(o) || (o) == Py_None)
+
+/* The copy of value (a new reference); Py_NotImplemented (new reference) when value holds
+ * a type other than exact dict, list, tuple, JSON scalars and frozen (whose ``_data`` is
+ * an exact dict), or nests deeper than THAW_DEPTH: the caller then thaws it in Python. */
+static PyObject *
+thaw(PyObject *value, PyTypeObject *frozen, Py_ssize_t offset, int depth)
+{
+    if (THAW_LEAF(value))
+        return Py_NewRef(value);
+    if (depth >= THAW_DEPTH)
+        return Py_NewRef(Py_NotImplemented);
+    PyObject *source = NULL;
+    if (PyDict_CheckExact(value))
+        source = value;
+    else if (Py_TYPE(value) == frozen && offset >= 0) {
+        source = *(PyObject **)((char *)value + offset);
+        if (source == NULL || !PyDict_CheckExact(source))
+            return Py_NewRef(Py_NotImplemented);
+    }
+    if (source != NULL) {
+        /* copy the table at once (its scalars shared), then replace each container in
+         * place: replacing a value inserts nothing, so the walk stays valid */
+        PyObject *out = PyDict_Copy(source);
+        if (out == NULL)
+            return NULL;
+        Py_ssize_t pos = 0;
+        PyObject *key, *item;
+        while (PyDict_Next(out, &pos, &key, &item)) {
+            /* only an exact str's hash and equality are known to run no Python code */
+            if (!PyUnicode_CheckExact(key)) {
+                Py_DECREF(out);
+                return Py_NewRef(Py_NotImplemented);
+            }
+            if (THAW_LEAF(item))
+                continue;
+            PyObject *copy = thaw(item, frozen, offset, depth + 1);
+            if (copy == NULL || copy == Py_NotImplemented) {
+                Py_DECREF(out);
+                return copy;
+            }
+            int failed = PyDict_SetItem(out, key, copy);
+            Py_DECREF(copy);
+            if (failed) {
+                Py_DECREF(out);
+                return NULL;
+            }
+        }
+        return out;
+    }
+    if (PyList_CheckExact(value) || PyTuple_CheckExact(value)) {
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(value);
+        PyObject *out = PyList_New(n);
+        if (out == NULL)
+            return NULL;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            /* no Python code runs here, so the source cannot change size under the loop */
+            PyObject *copy = thaw(PySequence_Fast_GET_ITEM(value, i), frozen, offset, depth + 1);
+            if (copy == NULL || copy == Py_NotImplemented) {
+                Py_DECREF(out);
+                return copy;
+            }
+            PyList_SET_ITEM(out, i, copy);
+        }
+        return out;
+    }
+    return Py_NewRef(Py_NotImplemented);
+}
+
+static PyObject *
+fast_thaw(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyType_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "thaw() takes a value and the frozen mapping type");
+        return NULL;
+    }
+    PyTypeObject *frozen = (PyTypeObject *)args[1];
+    return thaw(args[0], frozen, data_offset(frozen), 0);
+}
+
 /* ---- module ------------------------------------------------------------------------ */
 
 static PyMethodDef methods[] = {
@@ -641,6 +805,10 @@ static PyMethodDef methods[] = {
      "text.find(needle, start, end) for 0 <= start, end; vectorised for needles of 2+."},
     {"plain", fast_plain, METH_O,
      "Whether orjson spells value exactly as JSON.stringify does (jsstr._plain)."},
+    {"exact_json", (PyCFunction)(void (*)(void))fast_exact_json, METH_FASTCALL,
+     "Whether value holds only exact JSON types, nested at most limit deep (compiled.plain_json)."},
+    {"thaw", (PyCFunction)(void (*)(void))fast_thaw, METH_FASTCALL,
+     "frozen.thaw(value), or NotImplemented when value holds another type (D-501)."},
     {"utf8_length", fast_utf8_length, METH_O, "Node Buffer.byteLength(s, 'utf8')."},
     {"canonical_length", fast_canonical_length, METH_O,
      "utf8_length(s) if s holds no surrogate pair as two code points, else -1."},

@@ -16,7 +16,7 @@ from typing import Any, Final
 from attrs import define, field, frozen
 
 from dsh_conformance.model.errors import DshError, ErrorCode
-from dsh_conformance.model.frozen import FrozenDict, freeze, thaw
+from dsh_conformance.model.frozen import FrozenDict, freeze, thaw, wrap
 
 #: Event types that produce model messages (seed era).
 SURFACE_TYPES: Final = frozenset(
@@ -101,23 +101,26 @@ class Event:
     source_event_seqs: tuple[int, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
+        return thaw(self.frozen_json())  # type: ignore[no-any-return]
+
+    def frozen_json(self) -> FrozenDict:
+        """The event's JSON as a frozen value sharing ``data``: ``to_json`` thaws it, and a
+        log keeps one per event so that reading the whole log is one ``thaw``."""
         out: dict[str, Any] = {
             "type": self.type,
             "seq": self.seq,
             "time": self.time,
-            "data": thaw(self.data),
+            "data": self.data,
         }
         if isinstance(self.surface_op, Replace):
-            out["surfaceOp"] = {
-                "op": "replace",
-                "start": self.surface_op.start,
-                "end": self.surface_op.end,
-            }
+            out["surfaceOp"] = wrap(
+                {"op": "replace", "start": self.surface_op.start, "end": self.surface_op.end}
+            )
         elif self.surface_op is not None:
             out["surfaceOp"] = self.surface_op
         if self.source_event_seqs is not None:
-            out["sourceEventSeqs"] = list(self.source_event_seqs)
-        return out
+            out["sourceEventSeqs"] = tuple(self.source_event_seqs)
+        return wrap(out)
 
     @classmethod
     def from_json(cls, data: object) -> Event:
@@ -335,8 +338,11 @@ class SessionLog:
     """
 
     header: SessionHeader
-    _events: list[Event] = field(factory=list)
-    _fold: SurfaceFold = field(factory=SurfaceFold)
+    _events: list[Event] = field(factory=list, init=False)
+    _fold: SurfaceFold = field(factory=SurfaceFold, init=False)
+    #: ``frozen_json`` of each event, in order: ``to_json`` is one thaw of them (issue 44:
+    #: lockstep tests read every log after every step).
+    _forms: list[FrozenDict] = field(factory=list, init=False, eq=False, repr=False)
 
     @classmethod
     def seeded(cls, header: SessionHeader, seed: Iterable[Event]) -> SessionLog:
@@ -378,6 +384,7 @@ class SessionLog:
     def _push(self, event: Event) -> None:
         self._fold.feed(event)  # validates before anything changes
         self._events.append(event)
+        self._forms.append(event.frozen_json())
 
     def surface(self) -> list[Event]:
         return list(self._fold.nodes)
@@ -386,4 +393,4 @@ class SessionLog:
         return [m for m in map(derive_message, self._fold.nodes) if m is not None]
 
     def to_json(self) -> dict[str, Any]:
-        return {"header": self.header.to_json(), "events": [e.to_json() for e in self._events]}
+        return {"header": self.header.to_json(), "events": thaw(self._forms)}

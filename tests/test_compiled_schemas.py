@@ -28,8 +28,9 @@ from dsh_conformance.adapters.reference import ReferenceAdapter
 from dsh_conformance.conformance import scenario_programs, side_scenario_programs
 from dsh_conformance.conformance.casefiles import cases
 from dsh_conformance.conformance.strategies import json_values
-from dsh_conformance.model import scenario, side_scenario
+from dsh_conformance.model import jsstr, scenario, side_scenario
 from dsh_conformance.model.errors import DshError
+from dsh_conformance.spec import compiled as compiled_module
 from dsh_conformance.spec.compiled import MAX_DEPTH, Compiled, plain_json
 
 Path = tuple[str | int, ...]
@@ -254,6 +255,37 @@ def test_a_deep_value_never_reaches_jsonschema_rs() -> None:
         compiled.is_valid(deep)
 
 
+_HOSTILE_KEYS: dict[str, Any] = {"int key": {1: "a"}, "nested int key": [{"a": {2: 3}}]}
+
+
+@pytest.mark.skipif(jsstr._FAST is None, reason="the C accelerator is not built")
+@pytest.mark.parametrize("name", sorted({**OTHERWISE, **_HOSTILE_KEYS}))
+def test_the_accelerator_reads_the_odd_values_as_plain_json_does(name: str) -> None:
+    value = {**OTHERWISE, **_HOSTILE_KEYS}[name]
+    assert jsstr._FAST.exact_json(value, MAX_DEPTH) is plain_json(value)
+
+
+@pytest.mark.skipif(jsstr._FAST is None, reason="the C accelerator is not built")
+@pytest.mark.parametrize("depth", [MAX_DEPTH - 1, MAX_DEPTH, MAX_DEPTH + 1])
+def test_the_accelerator_stops_at_max_depth_as_plain_json_does(depth: int) -> None:
+    for value in (_nested(depth), {"a": _nested(depth - 1)}, [{"a": _nested(depth - 2)}]):
+        assert jsstr._FAST.exact_json(value, MAX_DEPTH) is plain_json(value)
+
+
+@pytest.mark.skipif(jsstr._FAST is None, reason="the C accelerator is not built")
+@given(json_values())
+def test_the_accelerator_agrees_with_plain_json(value: Any) -> None:
+    assert jsstr._FAST.exact_json(value, MAX_DEPTH) is plain_json(value)
+    assert compiled_module._exact(value) is plain_json(value)
+
+
 def test_each_schema_is_compiled_once_per_process() -> None:
     assert results._validator("uri.encode") is results._validator("uri.encode")
     assert scenario._validator() is scenario._validator()
+
+
+@pytest.mark.skipif(jsstr._FAST is None, reason="the C accelerator is not built")
+@pytest.mark.parametrize("limit", [-1, 4097, "3", 2.0, True])
+def test_the_accelerator_checks_its_limit(limit: Any) -> None:
+    with pytest.raises((TypeError, ValueError)):
+        jsstr._FAST.exact_json([], limit)

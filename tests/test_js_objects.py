@@ -1,4 +1,4 @@
-"""conformance/js_objects.py's ``js_ordered`` against its plain definition.
+"""conformance/js_objects.py's ``js_ordered`` and ``js_dumps`` against their plain definitions.
 
 The fast form skips objects with no key that starts with a digit and copies scalars
 without a call (issue 44: it was half of a differential stateful test); both must give
@@ -11,8 +11,15 @@ import json
 from typing import Any
 
 from hypothesis import given
+from hypothesis import strategies as st
 
-from dsh_conformance.conformance.js_objects import is_array_index, js_ordered
+from dsh_conformance.conformance.js_objects import (
+    is_array_index,
+    js_dumps,
+    js_form,
+    js_ordered,
+    js_same,
+)
 from dsh_conformance.conformance.strategies import json_values
 
 
@@ -39,3 +46,75 @@ def test_index_keys_move_first_and_tuples_become_lists() -> None:
     assert json.dumps(js_ordered(value)) == (
         '{"2": null, "10": 2, "b": 1, "a": [3, {"1": 5, "01": 4}]}'
     )
+
+
+OPTIONS = (
+    {},
+    {"ensure_ascii": False},
+    {"separators": (",", ":"), "ensure_ascii": True},
+    {"separators": (",", ":"), "ensure_ascii": False},
+)
+
+
+@given(json_values())
+def test_js_dumps_is_the_dump_of_the_ordered_copy(value: Any) -> None:
+    for options in OPTIONS:
+        assert js_dumps(value, **options) == json.dumps(plain(value), **options)
+
+
+def test_js_dumps_reorders_index_keys_at_any_depth() -> None:
+    """The fast path is taken only when no key starts with a digit; a digit-led string
+    value or an escaped quote merely takes the slow path."""
+    value = {"a": [{"z": 1, "7": 2}], "s": '1 "2', "t": '"3'}
+    for options in OPTIONS:
+        assert js_dumps(value, **options) == json.dumps(plain(value), **options)
+    assert js_dumps({"a": [{"z": 1, "7": 2}]}) == '{"a": [{"7": 2, "z": 1}]}'
+    assert js_dumps({"b": 1, "a": 2}) == '{"b": 1, "a": 2}'
+
+
+#: Scalars whose spellings collide in one serializer or the other (NaN and null in orjson).
+TRICKY = [None, float("nan"), float("inf"), -float("inf"), 0, 0.0, -0.0, 1, 1.0, True, False]
+TRICKY += [2**64, 2**64 + 1, -(2**63) - 1, "\ud800", "x\udc00", "", "0", "null", 1e16]
+
+
+def trees(leaves: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    keys = st.sampled_from(["a", "b", "0", "1", "10", "01", "null", "\ud800"])
+    return st.recursive(
+        leaves,
+        lambda c: (
+            st.lists(c, max_size=3)
+            | st.lists(c, max_size=3).map(tuple)
+            | st.dictionaries(keys, c, max_size=3)
+        ),
+        max_leaves=8,
+    )
+
+
+values = trees(st.sampled_from(TRICKY) | json_values(max_leaves=3))
+
+
+def dumps_agree(a: Any, b: Any) -> bool:
+    return json.dumps(plain(a), ensure_ascii=False) == json.dumps(plain(b), ensure_ascii=False)
+
+
+@given(values, values)
+def test_js_same_is_equality_of_the_ordered_dumps(a: Any, b: Any) -> None:
+    assert js_same(a, b) is dumps_agree(a, b)
+    assert js_same(a, plain(a))
+
+
+@given(values)
+def test_a_value_and_its_reordered_copy_are_the_same(value: Any) -> None:
+    """What js_ordered moves (index keys) and what JSON cannot tell apart (a tuple and a
+    list) leaves the form alone; one changed scalar does not."""
+    assert js_same(value, js_ordered(value))
+    assert js_same([value, float("nan")], [plain(value), float("nan")])
+    assert not js_same([value, None], [value, float("nan")])
+    assert not js_same({"k": value, "n": 1}, {"k": value, "n": True})
+
+
+def test_js_form_is_taken_at_once() -> None:
+    value: dict[str, Any] = {"events": [{"a": 1}]}
+    form = js_form(value)
+    value["events"].append({"b": 2})
+    assert js_form(value) != form
