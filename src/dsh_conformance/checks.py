@@ -48,7 +48,50 @@ T = TypeVar("T")
 
 
 class CheckFailure(AssertionError):
-    """A check that failed: an ``AssertionError`` that already names its requirement."""
+    """A check that failed: an ``AssertionError`` that already names its requirement.
+
+    A failed check raises the subclass of its requirements (``failure_class``), so a
+    failure's type is its identity (issue 41)."""
+
+    #: The requirements a failure of this class breaks; empty on the base class.
+    requirements: tuple[str, ...] = ()
+
+
+# --- a failure's identity is its requirement (issue 41, D-420) -----------------------------
+
+
+@functools.cache
+def failure_class(requirements: tuple[str, ...]) -> type[CheckFailure]:
+    """The ``CheckFailure`` subclass of *requirements*, one class per set (cached).
+
+    Hypothesis tells failures apart by their type and raising line (its interesting
+    origin); every soft check failure is raised from one line of ``_raise_all``, so
+    without a type of its own each requirement's failure looked like one bug and
+    Hypothesis kept only the last example's.  Named ``CheckFailure`` like its base: a
+    report reads the requirement from the message, never a class name."""
+
+    class Failure(CheckFailure):
+        pass
+
+    Failure.requirements = requirements
+    Failure.__name__ = Failure.__qualname__ = "CheckFailure"
+    return Failure
+
+
+def identified(exc: AssertionError) -> AssertionError:
+    """*exc*, a blamed assertion, as an instance of its requirements' ``failure_class``:
+    itself when it already is one, else a copy (message, notes, traceback, blame, cause)
+    of the other type."""
+    ids = tuple(getattr(exc, BLAME_ATTR, ()) or ())
+    if not ids or type(exc) is failure_class(ids):
+        return exc
+    copy = failure_class(ids)(*exc.args)
+    setattr(copy, BLAME_ATTR, ids)
+    for note in getattr(exc, "__notes__", ()) or ():
+        copy.add_note(note)
+    copy.__cause__, copy.__context__ = exc.__cause__, exc.__context__
+    copy.__suppress_context__ = exc.__suppress_context__
+    return copy.with_traceback(exc.__traceback__)
 
 
 def _show(value: object) -> str:
@@ -285,15 +328,20 @@ def check(requirement: str, **inputs: object) -> Iterator[None]:
     except Exception as exc:
         _unsettled(requirement)
         blame(exc, requirement, inputs)
-        if isinstance(exc, AssertionError) and _record(exc):
+        if not isinstance(exc, AssertionError):
+            raise
+        failed = identified(exc)
+        if _record(failed):
             return
-        raise
+        if failed is exc:
+            raise
+        raise failed from exc.__cause__  # the same failure, of its requirement's type
 
 
 def fail(requirement: str, message: str, **inputs: object) -> CheckFailure:
     """A failure of *requirement*, ready to raise."""
     __tracebackhide__ = True  # pytest shows the failing test line, not this helper
-    exc = CheckFailure(f"[{requirement}] {message}{_context(inputs)}")
+    exc = failure_class((requirement,))(f"[{requirement}] {message}{_context(inputs)}")
     blame(exc, requirement)
     _unsettled(requirement)
     return exc
@@ -304,7 +352,7 @@ def fail_all(requirements: Sequence[str], message: str, **inputs: object) -> Che
     when the call succeeds where the case says it fails, or the other way round)."""
     __tracebackhide__ = True  # pytest shows the failing test line, not this helper
     ids = tuple(dict.fromkeys(requirements))
-    exc = CheckFailure(f"[{', '.join(ids)}] {message}{_context(inputs)}")
+    exc = failure_class(ids)(f"[{', '.join(ids)}] {message}{_context(inputs)}")
     setattr(exc, BLAME_ATTR, ids)
     _unsettled(*ids)
     return exc

@@ -61,6 +61,10 @@ class ItemMeta:
     requirements: tuple[str, ...]
     capabilities: tuple[str, ...]
     entry: Entry | None
+    #: A Hypothesis test: its examples may or may not meet a failure (D-422).
+    property: bool = False
+    #: What the manifest lets a failure of the test blame (D-421); empty for any.
+    expected_blame: tuple[str, ...] = ()
 
 
 @define
@@ -73,6 +77,8 @@ class _Progress:
     blame: tuple[str, ...] = ()
     request: str = ""
     failure: dict[str, Any] = field(factory=dict)
+    not_reproduced: bool = False
+    expected_blame: tuple[str, ...] = ()
 
 
 @define
@@ -155,8 +161,6 @@ class HarnessPlugin:
     carried: dict[str, TestResult] = field(factory=dict)
     #: ``--dsh-last-failed``: the only test ids to run.
     rerun: set[str] | None = None
-    #: Hypothesis settings to put back when a test finishes (``_without_shrinking``).
-    restore: dict[str, tuple[Any, Any]] = field(factory=dict)
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         from dsh_conformance import signals
@@ -218,7 +222,9 @@ class HarnessPlugin:
                 selected = False
             if selected:
                 kept.append(item)
-                self.meta[item.nodeid] = ItemMeta(test_id, reqs, caps, entry)
+                is_property = bool(getattr(getattr(item, "obj", None), "is_hypothesis_test", 0))
+                allowed = self.manifest.expected_blame(test_id, reqs) if self.manifest else ()
+                self.meta[item.nodeid] = ItemMeta(test_id, reqs, caps, entry, is_property, allowed)
             else:
                 removed.append(item)
         if removed:
@@ -434,22 +440,6 @@ class HarnessPlugin:
         entry = meta.entry
         if entry is not None and entry.status == "unsupported":
             pytest.skip(f"unsupported: {entry.reason} (expectation {entry.id})")
-        if entry is not None and entry.status == "xfail":
-            self._without_shrinking(item)
-
-    def _without_shrinking(self, item: pytest.Item) -> None:
-        """A failure the manifest expects needs a failing example, not the smallest one
-        (D-183): Hypothesis skips shrinking it (most of a known divergence's time: minutes
-        on the published release), restored when the test finishes."""
-        test: Any = getattr(item, "obj", None)
-        current = getattr(test, "_hypothesis_internal_use_settings", None)
-        if current is None or not getattr(test, "is_hypothesis_test", False):
-            return
-        from hypothesis import Phase, settings
-
-        phases = tuple(p for p in current.phases if p not in (Phase.shrink, Phase.explain))
-        self.restore[item.nodeid] = (test, current)
-        test._hypothesis_internal_use_settings = settings(current, phases=phases)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -525,19 +515,37 @@ class HarnessPlugin:
                 state.failure = {**state.failure, "checks": [], "message": state.message}
             if outcome in (Outcome.CRASH, Outcome.TIMEOUT, Outcome.PROTOCOL):
                 state.blame = ()  # the adapter broke: no requirement is blamed (D-212)
+        state.outcome = self._expected(meta, outcome, state, report)
+
+    @staticmethod
+    def _expected(
+        meta: ItemMeta, outcome: Outcome, state: _Progress, report: pytest.TestReport
+    ) -> Outcome:
+        """*outcome* as the test's manifest entry settles it (``expecting``, D-421/D-422)."""
+        from dsh_conformance.expecting import settle
+
         entry = meta.entry
-        if entry is not None and entry.status == "xfail":
-            if outcome in FAILING:
-                state.detail = str(outcome)
-                outcome = Outcome.XFAIL
-                report.outcome = "skipped"
-                report.wasxfail = f"{entry.id}: {entry.reason}"
-            elif outcome is Outcome.PASS and not entry.is_requirement:
-                outcome = Outcome.XPASS
-                report.outcome = "failed"
-                report.longrepr = f"[XPASS(strict)] expected to fail ({entry.id}: {entry.reason})"
-                state.message = f"unexpected pass: the manifest says {entry.id} fails"
-        state.outcome = outcome
+        if entry is None:
+            return outcome
+        settled = settle(
+            entry,
+            outcome,
+            state.blame,
+            expected=meta.expected_blame,
+            property_test=meta.property,
+        )
+        state.detail, state.not_reproduced = settled.detail, settled.not_reproduced
+        state.expected_blame = settled.expected_blame
+        if settled.outcome is Outcome.XFAIL:
+            report.outcome = "skipped"
+            report.wasxfail = f"{entry.id}: {entry.reason}"
+        elif settled.outcome is Outcome.XPASS:
+            report.outcome = "failed"
+            report.longrepr = f"[XPASS(strict)] expected to fail ({entry.id}: {entry.reason})"
+            state.message = settled.note
+        elif settled.note:
+            state.message = _short(f"{settled.note}\n{state.message}".strip(), MESSAGE_LIMIT)
+        return settled.outcome
 
     @staticmethod
     def _unreadable(state: _Progress, unreadable: Any) -> None:
@@ -635,9 +643,6 @@ class HarnessPlugin:
             state.duration += report.duration
 
     def pytest_runtest_logfinish(self, nodeid: str, location: tuple[str, int, str]) -> None:
-        if nodeid in self.restore:
-            test, current = self.restore.pop(nodeid)
-            test._hypothesis_internal_use_settings = current
         meta = self.meta.get(nodeid)
         state = self.progress.pop(nodeid, None)
         if meta is None or state is None:
@@ -666,6 +671,8 @@ class HarnessPlugin:
             failure=state.failure if outcome in FAILING or state.detail else {},
             reviews=self._reviews(),
             judged=self._judged(meta, state, outcome),
+            not_reproduced=state.not_reproduced,
+            expectation_blames=state.expected_blame,
         )
         self.results.append(result)
         if self.writer is not None:
@@ -763,6 +770,7 @@ class HarnessPlugin:
 
     def _write_expectations(self, path: Path) -> None:
         from dsh_conformance.adapters.expectations import Entry, render_manifest, update_manifest
+        from dsh_conformance.expecting import widened
         from dsh_conformance.reporting.failuretext import headline
 
         old = {e.id: e for e in self.manifest.entries} if self.manifest else {}
@@ -774,9 +782,12 @@ class HarnessPlugin:
             failed = result.outcome in FAILING - {Outcome.XPASS} or result.detail
             if result.expectation and result.expectation in old:
                 kept = old[result.expectation]
-                still = result.outcome is Outcome.UNSUPPORTED or failed
+                # a property that met no failure this time still has it (D-422)
+                still = result.outcome is Outcome.UNSUPPORTED or failed or result.not_reproduced
                 if still and kept.status in ("unsupported", "xfail"):
-                    entries[kept.id] = kept
+                    assert self.manifest is not None  # old is empty without one
+                    allowed = self.manifest.expected_blame(result.nodeid, result.requirements)
+                    entries[kept.id] = widened(kept, result.blame, allowed)
                     continue
             if failed:
                 raw = result.detail or str(result.outcome)
@@ -785,6 +796,7 @@ class HarnessPlugin:
                     id=result.nodeid,
                     status="xfail",
                     reason=_words(f"{raw}: {line}" if line else raw, REASON_LIMIT),
+                    blames=result.blame,
                 )
         adapter = str(self.config.getoption("--dsh-adapter"))
         if path.is_file():  # keep the file's comments and order

@@ -71,6 +71,12 @@ class TestResult:
     #: and those whose every check ran and passed.  None in a record written before the
     #: field (a failed test then judges only what it blames).
     judged: tuple[str, ...] | None = field(default=None, converter=_optional_tuple)
+    #: A property test its ``xfail`` entry expects to fail whose examples found no
+    #: failure (D-422): it passed, and the gate lists it as not reproduced.
+    not_reproduced: bool = False
+    #: The ids the applied entry lets a failure blame (D-421), when it names them: of a
+    #: failure's blame, only the others are unexpected.
+    expectation_blames: tuple[str, ...] = field(default=(), converter=_tuple)
 
     @property
     def failed(self) -> bool:
@@ -139,6 +145,10 @@ class TestResult:
             data["blame"] = list(self.blame)
         if self.judged is not None:
             data["judged"] = list(self.judged)
+        if self.not_reproduced:
+            data["not_reproduced"] = True
+        if self.expectation_blames:
+            data["expectation_blames"] = list(self.expectation_blames)
         if self.request:
             data["request"] = jsstr.parse(self.request)
         if self.reviews:
@@ -165,6 +175,8 @@ class TestResult:
             reviews=[dict(r) for r in data.get("reviews", [])],
             failure=dict(data.get("failure") or {}),
             judged=None if data.get("judged") is None else [str(r) for r in data["judged"]],
+            not_reproduced=bool(data.get("not_reproduced", False)),
+            expectation_blames=[str(r) for r in data.get("expectation_blames", [])],
         )
 
 
@@ -439,7 +451,8 @@ def settle_exit_status(path: Path, status: int, fail_on: str | None = None) -> N
         return
     if not isinstance(footer, dict) or footer.get("type") != "footer":
         return
-    if footer.get("exit_status") == status and footer.get("fail_on", fail_on) == fail_on:
+    gated = fail_on is None or footer.get("fail_on") == fail_on  # absent: not yet said
+    if footer.get("exit_status") == status and gated:
         return
     from dsh_conformance.reporting.escape import json_text
 

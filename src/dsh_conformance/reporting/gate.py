@@ -54,6 +54,9 @@ class Gate:
     #: Run problems (aborted, interrupted, nothing tested, …): the gate fails on them
     #: whatever the tests say, as the exit status does (D-175): a green cannot lie.
     blocked: tuple[str, ...] = ()
+    #: Property tests whose expected failure no example of this run met (D-422): they
+    #: passed; listed, never failing the gate.
+    not_reproduced: tuple[TestResult, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -77,6 +80,8 @@ class Gate:
         skipped = len(self.expected) - failures
         expected = f"{failures} expected failures, " if failures else ""
         expected += f"{skipped} tests the manifest marks unsupported, " if skipped else ""
+        missed = len(self.not_reproduced)
+        expected += f"{missed} expected failures not reproduced, " if missed else ""
         if self.passed:
             return f"within expectations ({expected}manifest {Path(self.manifest).name})"
         plural = "result" if self.count == 1 else "results"
@@ -102,6 +107,10 @@ class Gate:
                 }
                 for t in self.expected
             ],
+            "not_reproduced": [
+                {"nodeid": t.nodeid, "expectation": t.expectation, "reason": t.expectation_reason}
+                for t in self.not_reproduced
+            ],
             "problems": [dict(p) for p in self.problems],
             "blocked": list(self.blocked),
         }
@@ -125,8 +134,15 @@ def gate_of(record: RunRecord, fail_on: str | None = None, *, incomplete_ok: boo
     )
     manifest = record.header.get("expectations")
     blocked = tuple(p.code for p in run_problems(record, incomplete_ok=incomplete_ok))
+    missed = tuple(t for t in record.tests if t.not_reproduced)
     return Gate(
-        fail_on, str(manifest) if manifest else None, unexpected, expected, problems, blocked
+        fail_on,
+        str(manifest) if manifest else None,
+        unexpected,
+        expected,
+        problems,
+        blocked,
+        missed,
     )
 
 
@@ -136,6 +152,10 @@ def _unexpected(test: TestResult, gated: set[str]) -> bool:
     if test.outcome not in MISBEHAVED:
         return False
     blamed = set(test.blame or test.requirements)
+    if test.expectation_blames:  # only what the entry does not name is unexpected (D-421)
+        blamed -= set(test.expectation_blames)
+        if not blamed:
+            return False
     return bool(blamed & gated) or not blamed & known_ids()
 
 
