@@ -10,6 +10,7 @@ always acceptable collateral: a member differs from the reference by constructio
 
 from __future__ import annotations
 
+import functools
 import sys
 import tempfile
 import time
@@ -46,8 +47,9 @@ def _functions(tests: Sequence[Any]) -> list[str]:
     return [name if n == 1 else f"{name} (x{n})" for name, n in sorted(counts.items())]
 
 
-def run_member(key: str) -> dict[str, Any]:
-    """Run one member (``area:Factory``) and summarize its record."""
+def run_member(key: str, profile: str = PROFILE) -> dict[str, Any]:
+    """Run one member (``area:Factory``) under Hypothesis *profile* and summarize its
+    record (``fixed``: explicit examples only, D-400)."""
     _init()
     from dsh_conformance import runner
     from dsh_conformance.record import load_record
@@ -61,7 +63,7 @@ def run_member(key: str) -> dict[str, Any]:
         requirements=entry.filters.requirements,
         capabilities=entry.filters.capabilities,
         keyword=entry.filters.keyword,
-        hypothesis_profile=PROFILE,
+        hypothesis_profile=profile,
         seed=SEED,
     )
     started = time.perf_counter()
@@ -120,13 +122,17 @@ def run_member(key: str) -> dict[str, Any]:
     }
 
 
-def run_zoo(keys: Sequence[str] | None = None, workers: int = 2) -> list[dict[str, Any]]:
-    """Run *keys* (default: every member) in *workers* processes; results in zoo order."""
+def run_zoo(
+    keys: Sequence[str] | None = None, workers: int = 2, profile: str = PROFILE
+) -> list[dict[str, Any]]:
+    """Run *keys* (default: every member) in *workers* processes under *profile*; results
+    in zoo order."""
     _init()
     from zoo import members
 
     todo = list(keys) if keys else [f"{e.area}:{e.factory}" for e in members()]
+    run = functools.partial(run_member, profile=profile)
     if workers <= 1:
-        return [run_member(k) for k in todo]
+        return [run(k) for k in todo]
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_init) as pool:
-        return list(pool.map(run_member, todo))
+        return list(pool.map(run, todo))
