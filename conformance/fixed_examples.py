@@ -89,3 +89,16 @@ RETENTION: Final = (
         )
     },
 )
+
+#: test_later_source_changes_do_not_reach_the_prepared_context (PREP-008, PREP-005): a
+#: source read once, then appended to, replaced and deleted after the read.  A host that
+#: reads the store again after the read (or renders it late) shows the change; one that
+#: renders what it read passes.
+ISOLATION: Final = tuple(
+    {"case": logs.log("source", logs.user("first"), logs.user("second")), "mutation": mutation}
+    for mutation in (
+        {"kind": "mutateAfterRead", "append": [logs.user_event("later source mutation")]},
+        {"kind": "mutateAfterRead", "replace": logs.log("source", logs.user("replaced")).session},
+        {"kind": "mutateAfterRead", "delete": True},
+    )
+)

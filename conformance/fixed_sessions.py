@@ -80,6 +80,13 @@ def plugin_steering(text: str, source: dict[str, Any]) -> Entry:
     return _message("steering/message", data, None)
 
 
+def user_event(text: str) -> dict[str, Any]:
+    """A direct-user message event on its own, for a mutation to append (its seq is the
+    store's to assign, as in the generated mutations)."""
+    data = {"content": [text_block(text)], "source": USER}
+    return {"type": "user/message", "seq": 0, "time": 0, "surfaceOp": "append", "data": data}
+
+
 def log(sid: str, *entries: Entry, cwd: str | None = None) -> SessionCase:
     """The log of *entries* in order (every event appended), with its expected projection."""
     header: dict[str, Any] = {"version": 0, "id": sid, "createdAt": 1}

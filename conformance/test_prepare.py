@@ -968,6 +968,7 @@ def mutations(draw: st.DrawFn) -> dict[str, Any]:
 @pytest.mark.req("PREP-008", "PREP-005")
 @settings(max_examples=60, suppress_health_check=SLOW)
 @given(session_cases(session_id=st.just("source"), max_events=8), mutations())
+@fixed_examples.examples(*fixed_examples.ISOLATION)
 def test_later_source_changes_do_not_reach_the_prepared_context(
     impl: Implementation, case: SessionCase, mutation: dict[str, Any]
 ) -> None:
