@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import example, given
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, rule, run_state_machine_as_test
@@ -78,3 +80,20 @@ def test_the_suite_reads_as_d401_says() -> None:
     assert all(t.fixed for nodeid, t in tests.items() if nodeid.startswith(prefix))
     assert tests["conformance/test_retention.py::test_retention_properties"].fixed
     assert not tests["conformance/test_uri.py::test_distinct_ids_have_distinct_uris"].fixed
+
+
+def test_coverage_names_the_fixed_examples_of_every_seed_must() -> None:
+    from click.testing import CliRunner
+
+    from dsh_conformance.cli import main
+
+    done = CliRunner().invoke(main, ["coverage", "--format", "json"])
+    data = json.loads(done.output)
+    assert data["without_fixed_example"] == []
+    assert data["fixed"] == data["seed_musts"] == len(data["fixed_by"]) >= 74
+    assert all(data["fixed_by"].values())
+    assert (
+        "conformance/test_projection.py::test_projection_keeps_exactly_what_the_seed_keeps"
+        in (data["fixed_by"]["PROJ-001"])
+    )
+    assert done.exit_code == (1 if data["untested"] else 0)

@@ -57,6 +57,11 @@ def coverage(spec_profile: str, fmt: str) -> None:
                     "fixed": seed_musts - len(unfixed),
                     "fixed_tests": sum(t.fixed for t in tests),
                     "without_fixed_example": [{"id": r.id, "title": r.title} for r in unfixed],
+                    "fixed_by": {
+                        r.id: [t.nodeid for t in tests if t.fixed and r.id in t.requirements]
+                        for r in musts
+                        if r.verdict == "seed"
+                    },
                 }
             )
         )
