@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.checks import check, expect, expect_equal, review
+from dsh_conformance.conformance import fixed_examples
 from dsh_conformance.conformance.preparation_oracles import (
     CLOSE,
     OPEN,
@@ -347,6 +348,7 @@ def source_sets(draw: st.DrawFn) -> list[SessionCase]:
 )
 @settings(max_examples=100, suppress_health_check=SLOW)
 @given(source_sets(), st.lists(js_strings(max_size=6), min_size=3, max_size=3))
+@fixed_examples.examples(*fixed_examples.FRAMING)
 def test_context_framing_and_data(
     impl: Implementation, cases: list[SessionCase], labels: list[str]
 ) -> None:
@@ -966,6 +968,7 @@ def mutations(draw: st.DrawFn) -> dict[str, Any]:
 @pytest.mark.req("PREP-008", "PREP-005")
 @settings(max_examples=60, suppress_health_check=SLOW)
 @given(session_cases(session_id=st.just("source"), max_events=8), mutations())
+@fixed_examples.examples(*fixed_examples.ISOLATION)
 def test_later_source_changes_do_not_reach_the_prepared_context(
     impl: Implementation, case: SessionCase, mutation: dict[str, Any]
 ) -> None:

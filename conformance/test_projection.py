@@ -9,6 +9,7 @@ from hypothesis import given, settings
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.checks import check, expect, expect_equal
+from dsh_conformance.conformance import fixed_examples
 from dsh_conformance.conformance.strategies_sessions import (
     COMPACT,
     SLOW,
@@ -78,6 +79,7 @@ def missing_in_order(got: list[dict[str, Any]], expected: list[dict[str, Any]]) 
 @pytest.mark.req("PROJ-001", "PROJ-004", "PROJ-006")
 @settings(suppress_health_check=SLOW)
 @given(session_cases())
+@fixed_examples.examples(*fixed_examples.PROJECTION)
 def test_projection_keeps_exactly_what_the_seed_keeps(
     impl: Implementation, case: SessionCase
 ) -> None:

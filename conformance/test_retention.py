@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.checks import check, expect, expect_equal, fail
+from dsh_conformance.conformance import fixed_examples
 from dsh_conformance.conformance.preparation_oracles import (
     NOTICE,
     cuts_of,
@@ -235,6 +236,7 @@ def balanced(message: dict[str, Any], original: str) -> bool:
 )
 @settings(max_examples=150, suppress_health_check=SLOW)
 @given(retention_inputs())
+@fixed_examples.examples(*fixed_examples.RETENTION)
 def test_retention_properties(impl: Implementation, inputs: tuple[SessionCase, int, str]) -> None:
     case, cap, label = inputs
     full = data_of(case, label, case.expected)

@@ -8,7 +8,7 @@ collects conformance tests.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Final
 
 import pytest
 
@@ -28,6 +28,7 @@ from dsh_conformance.suite import (  # re-exported: conftest and runner read the
 )
 
 __all__ = [
+    "EXPLICIT_ONLY",
     "IMPLEMENTATION_KEY",
     "ORACLE_KEY",
     "PROFILES",
@@ -45,13 +46,18 @@ __all__ = [
 ]
 
 #: Hypothesis profiles: ``quick`` for parity and smoke-level runs (few examples, the same
-#: ones every time), ``dev`` is fast, ``ci`` derandomized with more examples.
+#: ones every time), ``dev`` is fast, ``ci`` derandomized with more examples; ``fixed``
+#: runs only the explicit examples (``@example``; plain tests run as always), the proof
+#: that every seed MUST is judged without generation (D-400).
 PROFILES: dict[str, dict[str, Any]] = {
+    "fixed": {"max_examples": 1, "deadline": None, "derandomize": True, "database": None},
     "quick": {"max_examples": 10, "deadline": None, "derandomize": True, "database": None},
     "dev": {"max_examples": 60, "deadline": None},
     "ci": {"max_examples": 200, "deadline": None, "derandomize": True, "print_blob": True},
     "thorough": {"max_examples": 2000, "deadline": None},
 }
+#: Profiles without generation: a property test without ``@example`` is skipped under them.
+EXPLICIT_ONLY: Final = frozenset({"fixed"})
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -169,7 +175,8 @@ def register_profiles(max_examples: int | None = None) -> None:
     phases = tuple(p for p in Phase if p is not Phase.explain)
     for name, values in PROFILES.items():
         extra = {"max_examples": max_examples} if max_examples else {}
-        settings.register_profile(name, **{"phases": phases, **values, **extra})
+        chosen = (Phase.explicit,) if name in EXPLICIT_ONLY else phases
+        settings.register_profile(name, **{"phases": chosen, **values, **extra})
 
 
 @pytest.hookimpl(tryfirst=True)  # profiles exist before Hypothesis loads --hypothesis-profile

@@ -165,6 +165,8 @@ class CollectedTest:
     nodeid: str
     requirements: tuple[str, ...]
     capabilities: tuple[str, ...]
+    #: Judges inputs chosen in advance, whatever the seed (D-401, ``fixedness``).
+    fixed: bool = False
 
 
 def collect(spec_profile: str = "seed") -> list[CollectedTest]:
@@ -196,6 +198,7 @@ class _Selected:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         from dsh_conformance import pytest_plugin
+        from dsh_conformance.fixedness import is_fixed
         from dsh_conformance.harness import stable_test_id
 
         root = pytest_plugin.conformance_root()
@@ -203,7 +206,8 @@ class _Selected:
             if pytest_plugin.is_conformance_item(item):
                 caps = tuple(sorted({str(m.args[0]) for m in item.iter_markers("capability")}))
                 reqs = tuple(pytest_plugin.requirement_ids(item))
-                self.tests.append(CollectedTest(stable_test_id(item, root), reqs, caps))
+                fixed = is_fixed(getattr(item, "obj", None))
+                self.tests.append(CollectedTest(stable_test_id(item, root), reqs, caps, fixed))
 
 
 def selected(options: RunOptions) -> list[CollectedTest]:

@@ -20,7 +20,7 @@ from attrs import frozen
 from dsh_conformance.errors import EX_CANTCREAT, EX_CONFIG, EX_NOTHING, EX_USAGE, HarnessError
 from dsh_conformance.outcomes import FAILING
 
-PROFILES = ("quick", "dev", "ci", "thorough")
+PROFILES = ("fixed", "quick", "dev", "ci", "thorough")
 
 
 @frozen

@@ -97,7 +97,7 @@ def _write_reports(record_path: Path, report_dir: Path) -> list[Path]:
 )
 @click.option(
     "--hypothesis-profile",
-    type=click.Choice(["quick", "dev", "ci", "thorough"]),
+    type=click.Choice(["fixed", "quick", "dev", "ci", "thorough"]),
     default=None,
     help="Hypothesis profile (default: ci under CI=true, else dev)",
 )

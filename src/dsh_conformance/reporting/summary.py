@@ -678,7 +678,7 @@ def replay_command(record: RunRecord, *, filters: bool = True) -> str:
     argv = ["dsh-conformance", "run", "--adapter", str((header.get("adapter") or {}).get("name"))]
     if hypothesis.get("seed") is not None:
         argv += ["--seed", str(hypothesis["seed"])]
-    if hypothesis.get("profile") in {"quick", "dev", "ci", "thorough"}:
+    if hypothesis.get("profile") in {"fixed", "quick", "dev", "ci", "thorough"}:
         argv += ["--hypothesis-profile", str(hypothesis["profile"])]
     if hypothesis.get("max_examples_option"):
         argv += ["--max-examples", str(hypothesis["max_examples_option"])]
