@@ -84,9 +84,9 @@ def _session(session: object) -> tuple[object, list[int]]:
     if not isinstance(session, Mapping):
         return session, []
     log, kept = _log(session.get("log"))
-    if not kept:
+    if not kept or not isinstance(log, Mapping):
         return session, []
-    header = log.get("header") if isinstance(log, Mapping) else None
+    header = log.get("header")
     if isinstance(header, Mapping) and "seedLength" in header:
         log = {**log, "header": {**header, "seedLength": _renumber(header["seedLength"], kept)}}
     return {**session, "log": log}, kept
