@@ -15,6 +15,9 @@ from unittest import mock
 
 from faux_inbox import ScenarioOnly
 
+from dsh_conformance.adapters.contract import Handshake
+from dsh_conformance.adapters.reference import ReferenceAdapter, agent_ops
+from dsh_conformance.adapters.reference.agent_ops import decode_hostile
 from dsh_conformance.model import agent as agent_module
 from dsh_conformance.model import jsstr, scenario
 from dsh_conformance.model.agent import Agent, Phase
@@ -33,8 +36,6 @@ class KitAdapter(ScenarioOnly):
 
     def call(self, op: str, args: Mapping[str, Any]) -> Any:
         if op == "scenario.run":
-            from dsh_conformance.adapters.reference.agent_ops import decode_hostile
-
             return scenario.run(args, decode_hostile, self.agent, self.runner)
         return super().call(op, args)
 
@@ -437,6 +438,26 @@ def host_telemetry() -> KitAdapter:
 
 def allow_keeps_contexts() -> KitAdapter:
     return _kit("allow keeps contexts", AllowKeepsContexts)
+
+
+class AllowKeepsContextsEverywhere(ReferenceAdapter):
+    """The reference adapter, micro-step ``agent`` included, whose agents keep the record's
+    contexts after an allow without ``additionalContexts`` (D-445)."""
+
+    def handshake(self) -> Handshake:
+        real = super().handshake()
+        info = type(real.implementation)(name="faux: allow keeps contexts", language="python")
+        return Handshake(implementation=info, capabilities=real.capabilities)
+
+    def call(self, op: str, args: Mapping[str, Any]) -> Any:
+        if op == "scenario.run":
+            return scenario.run(args, decode_hostile, AllowKeepsContexts)
+        with mock.patch.object(agent_ops, "Agent", AllowKeepsContexts):
+            return super().call(op, args)
+
+
+def allow_keeps_contexts_everywhere() -> AllowKeepsContextsEverywhere:
+    return AllowKeepsContextsEverywhere()
 
 
 def turn_end_later() -> KitAdapter:
