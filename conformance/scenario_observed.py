@@ -59,9 +59,10 @@ def observed(result: Mapping[str, Any], key: str, requirement: str) -> list[Any]
 
 
 def prefix_adds_no_event(events: Sequence[Event]) -> None:
-    """ENV-052: placement needs no new event type -- no event of a type the note does not
-    have carries a baked prefix or an envelope's prefix records (a host's unrelated
-    log-only events are its own) -- and a baked prefix is never also a context message."""
+    """ENV-052: placement needs no new event type -- no message event of a type the note
+    does not have carries a baked prefix or an envelope's prefix records (a host's own
+    log-only records were set aside before, D-444) -- and a baked prefix is never also a
+    context message."""
     prefixes: list[str] = []
     records: list[str] = []
     for position, event in enumerate(events):
@@ -215,31 +216,43 @@ def inject_accepts_source_and_meta(script: Mapping[str, Any], result: Mapping[st
 # --- INBOX-012: the waterfall's allow is authoritative ------------------------------------
 
 
-def _decide(chain: Sequence[Mapping[str, Any]], record: Record) -> tuple[Any, ...]:
-    """The decision a listener chain returns for *record*: ('block',) or
-    ('allow', content texts or None, context texts)."""
+def _decide(chain: Sequence[Mapping[str, Any]], record: Record) -> list[tuple[Any, ...]]:
+    """Every decision the note admits a listener chain returning for *record*: ('block',),
+    ('throw',) or ('allow', content texts or None, context texts).
+
+    An ``allow`` without ``additionalContexts`` reads both ways (D-445): no contexts (the
+    reference's, D-66) or the record's own, kept; an ``add-contexts`` listener's contexts
+    go before or after the downstream ones (the note names no order)."""
+    attached = [c["content"][0]["text"] for c in record.contexts]
     if not chain:
-        return ("allow", None, [c["content"][0]["text"] for c in record.contexts])
+        return [("allow", None, attached)]
     spec, rest = chain[0], chain[1:]
     kind = spec["kind"]
     if kind == "pass":
         return _decide(rest, record)
     if kind == "allow":
-        extra = spec.get("additionalContexts", ())
         content = texts(spec["content"]) if "content" in spec else None
-        return ("allow", content, [c["content"][0]["text"] for c in extra])
+        if "additionalContexts" in spec:
+            extra = [c["content"][0]["text"] for c in spec["additionalContexts"]]
+            return [("allow", content, extra)]
+        return [("allow", content, []), ("allow", content, attached)]
     if kind in {"block", "throw"}:
-        return (kind,)
-    downstream = _decide(rest, record)
-    if downstream[0] != "allow":
-        return downstream
-    _, content, contexts = downstream
-    if kind == "rewrite":
-        return ("allow", texts(spec["content"]), contexts)
-    if kind == "drop-contexts":
-        return ("allow", content, [])
-    own = [c["content"][0]["text"] for c in spec["contexts"]]
-    return ("allow", content, own + contexts)  # add-contexts: either position is allowed
+        return [(kind,)]
+    out: list[tuple[Any, ...]] = []
+    for downstream in _decide(rest, record):
+        if downstream[0] != "allow":
+            out.append(downstream)
+            continue
+        _, content, contexts = downstream
+        if kind == "rewrite":
+            out.append(("allow", texts(spec["content"]), contexts))
+        elif kind == "drop-contexts":
+            out.append(("allow", content, []))
+        else:  # add-contexts: either position is allowed
+            own = [c["content"][0]["text"] for c in spec["contexts"]]
+            out.append(("allow", content, own + contexts))
+            out.append(("allow", content, contexts + own))
+    return out
 
 
 def _chain(script: Mapping[str, Any], k: int) -> list[Mapping[str, Any]]:
@@ -259,7 +272,8 @@ def waterfall_allow_is_authoritative(
     script: Mapping[str, Any], result: Mapping[str, Any], found: Sequence[Record]
 ) -> None:
     """INBOX-012: each admitted prompt is what the chain's returned allow says: its content
-    (the record's when the allow has none) and exactly its contexts, in whichever order."""
+    (the record's when the allow has none) and exactly its contexts, in whichever order --
+    an allow without additionalContexts read as none or as the record's own (D-445)."""
     events = result["log"]["events"]
     submissions = observed(result, "submissions", "INBOX-012")
     prompts = [p for p, e in enumerate(events) if e["type"] in {"user/message", "prompt/blocked"}]
@@ -271,19 +285,20 @@ def waterfall_allow_is_authoritative(
         record = by_text.get(shown[0]) if len(shown) == 1 else None
         if record is None:
             continue
-        decision = _decide(_chain(script, k), record)
+        decisions = _decide(_chain(script, k), record)
         event = events[position]
-        if decision[0] == "throw":
+        if decisions[0][0] == "throw":
             return  # the turn failed before admission: later pairs are not this one's
-        if decision[0] == "block":
+        if decisions[0][0] == "block":
             assert event["type"] == "prompt/blocked", f"submission {k}: not blocked: {event}"
             continue
-        _, content, contexts = decision
         assert event["type"] == "user/message", f"submission {k}: blocked against the allow"
-        want = [record.text] if content is None else content
-        assert texts(display(event)) == want, f"submission {k}: {display(event)} not {want}"
-        got = _carried(events, position)
-        assert got == set(contexts), f"submission {k}: contexts {sorted(got)} not {contexts}"
+        shown, got = texts(display(event)), _carried(events, position)
+        readings = [([record.text] if c is None else c, set(x)) for _, c, x in decisions]
+        assert (shown, got) in readings, (
+            f"submission {k}: {shown} with contexts {sorted(got)}, where the chain's allow is "
+            + " or ".join(f"{w} with {sorted(x)}" for w, x in readings)
+        )
 
 
 # --- INBOX-030 / INBOX-032 / INBOX-035 / ENV-065: the host's prepare() ---------------------

@@ -362,18 +362,26 @@ def test_attached_contexts_are_the_default_decision(impl: Implementation) -> Non
     ]
 
 
-@pytest.mark.req("INBOX-012")
+@pytest.mark.req("INBOX-012", "INBOX-140")
 def test_an_allow_without_next_drops_the_attached_contexts(impl: Implementation) -> None:
+    """INBOX-012 (seed): an allow returned without next() and without additionalContexts
+    admits the prompt as it is, with no contexts or with the record's own (an absent field
+    reads either way, D-445); none at all is the reference's reading (INBOX-140, D-66)."""
     agent = new_agent(impl)
     agent.call("agent.listen", listener={"kind": "allow"})
     prefix = context("P", placement="prompt-prefix")
     agent.call("agent.send", content=text("a"), contexts=[prefix, context("c")])
     agent.run()
-    assert message_types(agent) == ["user/message", "assistant/message"]
-    assert of_type(agent.events(), "user/message")[0]["data"] == {
-        "content": text("a"),
-        "source": USER,
-    }
+    user = of_type(agent.events(), "user/message")[0]["data"]
+    shown = user["envelope"]["displayContent"] if "envelope" in user else user["content"]
+    separate = [e["data"]["content"] for e in of_type(agent.events(), "context/message")]
+    with check("INBOX-012", user=user, separate=separate):
+        assert shown == text("a"), "not the record's content"
+        kept = "envelope" in user and separate == [text("c")]
+        assert kept or ("envelope" not in user and separate == []), "neither none nor kept"
+    with check("INBOX-140"):  # the reference's reading: no contexts at all
+        assert message_types(agent) == ["user/message", "assistant/message"]
+        assert user == {"content": text("a"), "source": USER}
 
 
 @pytest.mark.req("INBOX-012")
@@ -388,7 +396,7 @@ def test_a_wrapping_rewrite_keeps_downstream_contexts(impl: Implementation) -> N
     assert same_items(separate, [text("c1"), text("c2")])  # any order: the note names none
 
 
-@pytest.mark.req("INBOX-012")
+@pytest.mark.req("INBOX-012", "INBOX-140")
 def test_an_allow_with_content_and_no_next_replaces_content_and_drops_contexts(
     impl: Implementation,
 ) -> None:
@@ -396,23 +404,30 @@ def test_an_allow_with_content_and_no_next_replaces_content_and_drops_contexts(
     agent.call("agent.listen", listener={"kind": "allow", "content": text("X")})
     agent.call("agent.send", content=text("a"), contexts=[context("c")])
     agent.run()
-    assert message_types(agent) == ["user/message", "assistant/message"]
-    assert of_type(agent.events(), "user/message")[0]["data"]["content"] == text("X")
+    user = of_type(agent.events(), "user/message")[0]["data"]
+    expect_equal("INBOX-012", user["content"], text("X"), what="the allowed content")
+    with check("INBOX-140"):  # absent additionalContexts: none (the reference's reading)
+        assert message_types(agent) == ["user/message", "assistant/message"]
 
 
-@pytest.mark.req("INBOX-012")
+@pytest.mark.req("INBOX-012", "INBOX-140")
 def test_listener_contexts_are_placed_like_attached_ones(impl: Implementation) -> None:
+    """INBOX-012 (seed): the listener's contexts join the attached ones, before or after
+    them (the note names no order); before them is the reference's (INBOX-140, D-66)."""
     agent = new_agent(impl)
     hook_ctx = [context("HOOK1"), context("HOOK2", meta={"h": True})]
     agent.call("agent.listen", listener={"kind": "add-contexts", "contexts": hook_ctx})
     agent.call("agent.send", content=text("a"), contexts=[context("ATT")])
     agent.run()
     separate = [e["data"] for e in of_type(agent.events(), "context/message")]
-    assert separate == [
+    hooks = [
         {"content": text("HOOK1"), "source": plugin("ctx")},
         {"content": text("HOOK2"), "source": plugin("ctx"), "meta": {"h": True}},
-        {"content": text("ATT"), "source": plugin("ctx")},
-    ], "hook contexts are prepended to the attached ones"
+    ]
+    attached = [{"content": text("ATT"), "source": plugin("ctx")}]
+    with check("INBOX-012", separate=separate):
+        assert separate in (hooks + attached, attached + hooks), "not the chain's contexts"
+    expect_equal("INBOX-140", separate, hooks + attached, what="hook contexts prepended")
 
 
 @pytest.mark.req("INBOX-012")

@@ -21,6 +21,11 @@ from dsh_conformance.conformance.preparation_oracles import (
     upstream_fixture,
     utf8_len,
 )
+from dsh_conformance.conformance.rendered_context import (
+    data_rendering,
+    expect_nothing_left_out_rendered,
+    expect_retained_rendered,
+)
 from dsh_conformance.conformance.strategies import js_strings
 from dsh_conformance.conformance.strategies_sessions import (
     COMPACT,
@@ -180,6 +185,14 @@ def expect_unavoidable(
     )
 
 
+def expect_data_as_claimed(out: dict[str, Any], source: dict[str, Any], texts: list[str]) -> None:
+    """Issue 42: the data that goes into the prompt holds what the typed source claims --
+    every retained text (RET-002), no dropped (RET-002) or cut (RET-003) text whole."""
+    rendering = data_rendering(out["data"])
+    expect_retained_rendered("RET-002", rendering, [source])
+    expect_nothing_left_out_rendered(rendering, [source], {"": texts})
+
+
 def expect_exact_cut(message: dict[str, Any], original: str, **inputs: object) -> None:
     """RET-003 on the typed field (D-230): a whole text omits 0 bytes; a cut text is a head
     and a tail of the original around any marker, the original's UTF-8 length minus the
@@ -260,6 +273,7 @@ def test_retention_properties(impl: Implementation, inputs: tuple[SessionCase, i
     source = retained_of(args, out)
     messages = source["messages"]
     expect_within(source, cap)
+    expect_data_as_claimed(out, source, [e["text"] for e in case.expected])
     # RET-002: the checkpoints and the newest message are kept (whole or sliced) and only
     # non-checkpoint messages are missing ...
     last = len(case.expected) - 1
@@ -495,6 +509,7 @@ def test_upstream_exact_budget_properties(impl: Implementation) -> None:
     source = retained_of(args, out)
     messages, stats = source["messages"], out["stats"]
     expect_within(source, 360)
+    expect_data_as_claimed(out, source, [e["text"] for e in fixture_expected()])
     with check("RET-002", messages=messages):
         assert messages[0]["role"] == "user"
         assert messages[0]["text"] == CHECKPOINT or messages[0]["omittedBytes"] > 0
@@ -654,7 +669,10 @@ def test_drop_what_is_needed_then_slice(impl: Implementation) -> None:
         expect_unavoidable(impl, src, "s", expected, room)
         profile.append("dropping the old message fits the reference's object: it failed")
     else:
-        messages = retained(impl, args)["messages"]
+        out = impl.call("retention.retain", **args)
+        source = retained_of(args, out)
+        expect_data_as_claimed(out, source, [str(e["text"]) for e in expected])
+        messages = source["messages"]
         texts = [m["text"] for m in messages]
         expect("RET-002", texts[-1:] == ["new " * 5], "the newest message is gone", texts=texts)
         expect("RET-002", kept_of(messages, expected) is not None, "not older first", texts=texts)

@@ -46,13 +46,22 @@ class Wrapped(_Broken):
     name = "wrapped"
     kind = "kit"
 
-    def prepare_rewritten(self, args: Mapping[str, Any], rewrite: Callable[[str], str]) -> Any:
+    def prepare_rewritten(
+        self, args: Mapping[str, Any], rewrite: Callable[[str], str], framing: bool = True
+    ) -> Any:
         """The reference's ``prepare`` with every context's prompt text passed through
-        *rewrite* (the kits' way to change one thing about the prompt)."""
+        *rewrite* (the kits' way to change one thing about the prompt).  A rewrite of the
+        framing (*framing*) moves ``framingBytes`` by the bytes it adds or removes (D-442);
+        one inside the data leaves it unreported."""
         result = self.reference.call("prepare", args)
         for context in result["contexts"]:
             for block in context["content"]:
+                before = len(encoded(block["text"]))
                 block["text"] = rewrite(block["text"])
+                if "framingBytes" in result:
+                    result["framingBytes"] += len(encoded(block["text"])) - before
+        if not framing:
+            result.pop("framingBytes", None)
         return result
 
 
@@ -345,7 +354,9 @@ class OwnContextLayout(Wrapped):
         )
         meta = {**context["meta"], "references": records}
         own = {**context, "content": [{"type": "text", "text": text}], "meta": meta}
-        return {**result, "contexts": [own], "sources": sources}
+        # its own framing: the warning, the tags, {"count", "byKey"} and the keys s1..s3
+        framing = len(encoded(text)) - sum(s["serializedBytes"] for s in sources)
+        return {**result, "contexts": [own], "sources": sources, "framingBytes": framing}
 
 
 # --- the allowed kit -------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from side_kit import (
     KitAgent,
     KitError,
     KitHost,
+    balanced_end,
     fold,
     kit_factory,
     text_block,
@@ -181,6 +182,13 @@ class NeverAsks(KitHost):
         child.handback = child.handback or "nothing to report yet"
 
 
+class StampsTheSeedShort(KitHost):
+    """The child takes the balanced prefix but stamps one event fewer (SIDE-005)."""
+
+    def child_header(self, seed: list[dict[str, Any]]) -> dict[str, Any]:
+        return {**super().child_header(seed), "seedLength": max(0, len(seed) - 1)}
+
+
 # --- allowed: differences the note leaves to the host ------------------------------------------
 
 
@@ -233,6 +241,69 @@ class RefusesLongNotes(KitHost):
         return merged
 
 
+class FramesInItsFirstTurn(KitHost):
+    """The framing is written inside the child's first turn of its own, right after its
+    turn/start, and every event is stamped time 0: forked while the parent's turn is
+    open, the child's first turn/start equals the parent's open one event for event, so
+    only the seedLength stamp tells where the inherited history ends (D-443)."""
+
+    def clock(self) -> int:
+        return 0
+
+    def frame(self, child: KitAgent) -> None:
+        plain = child.append
+        framed = False
+
+        def append(kind: str, data: dict[str, Any], surface: bool = False) -> None:
+            nonlocal framed
+            plain(kind, data, surface)
+            if kind == "turn/start" and not framed:
+                framed = True
+                plain("context/message", {"content": text_block(FRAMING), "source": ADVISOR}, True)
+
+        child.append = append  # type: ignore[method-assign]
+
+
+class LogsTelemetry(KitHost):
+    """Each session logs a record of its own after every turn (a log-only ``host/turn-usage``
+    event with the turn's prompt and answer), and a fork copies the parent's records that
+    follow its last completed turn: the note's feature adds no event, the host may log
+    more (D-444)."""
+
+    def seed(self) -> list[dict[str, Any]]:
+        """The balanced prefix and the host's own records right after it."""
+        events = self.parent.events
+        end = balanced_end(events)
+        while end < len(events) and events[end]["type"].startswith("host/"):
+            end += 1
+        return copy.deepcopy(events[:end])
+
+    def fork(self) -> dict[str, Any]:
+        result = super().fork()
+        assert self.child is not None
+        self._telemetry(self.child)
+        return result
+
+    def __init__(self, plan: Any) -> None:
+        super().__init__(plan)
+        self._telemetry(self.parent)
+
+    def _telemetry(self, agent: KitAgent) -> None:
+        plain = agent.append
+
+        def append(kind: str, data: dict[str, Any], surface: bool = False) -> None:
+            plain(kind, data, surface)
+            if kind == "turn/end":
+                said = [
+                    e["data"]["content"]
+                    for e in agent.events
+                    if e["type"] in {"user/message", "assistant/message"}
+                ][-2:]
+                plain("host/turn-usage", {"turn": data["turn"], "said": said, "tokens": 7})
+
+        agent.append = append  # type: ignore[method-assign]
+
+
 forks_the_open_turn = kit_factory(ForksTheOpenTurn, "forks the open turn")
 stamps_no_lineage = kit_factory(StampsNoLineage, "stamps no lineage")
 marks_the_source = kit_factory(MarksTheSource, "marks the source")
@@ -251,3 +322,6 @@ never_asks = kit_factory(NeverAsks, "never asks")
 keeps_the_tail = kit_factory(KeepsTheTail, "keeps the tail")
 frames_in_a_turn = kit_factory(FramesInATurn, "frames in a turn")
 refuses_long_notes = kit_factory(RefusesLongNotes, "refuses long notes")
+stamps_the_seed_short = kit_factory(StampsTheSeedShort, "stamps the seed short")
+frames_in_its_first_turn = kit_factory(FramesInItsFirstTurn, "frames in its first turn")
+logs_telemetry = kit_factory(LogsTelemetry, "logs telemetry")
