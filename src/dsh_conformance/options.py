@@ -76,7 +76,8 @@ class RunOptions:
     validate: bool = field(
         default=False, metadata=_flag("--dsh-validate", "dsh_validate", "switch")
     )
-    exitfirst: bool = field(default=False, metadata=_flag("-x", "exitfirst", "switch"))
+    #: ``-x``: pytest stores it as ``maxfail`` 1.
+    exitfirst: bool = field(default=False, metadata=_flag("-x", "maxfail", "switch"))
     require: tuple[str, ...] = field(
         default=(), converter=_strings, metadata=_flag("--dsh-require", "dsh_require", "many")
     )
