@@ -260,3 +260,15 @@ def test_the_manifest_is_written_where_asked(tmp_path: Path) -> None:
     target = tmp_path / "new" / "m.toml"
     writing.write(target, None, [result(Outcome.FAIL)], "reference")
     assert URI_TEST in target.read_text(encoding="utf-8")
+
+
+def test_a_reason_names_the_outcome_once() -> None:
+    """Catches ``protocol: protocol: the result of …`` (issue 43)."""
+    text = "protocol: the result of uri.decode cannot be read: not a string"
+    unreadable = result(Outcome.PROTOCOL, message=text, failure={"checks": [], "message": text})
+    assert writing.reason(unreadable) == text
+    crash = "crash (request in flight: {}): exit 3"
+    crashed = result(Outcome.XFAIL, detail="crash", failure={"checks": [], "message": crash})
+    assert writing.reason(crashed) == crash
+    failed = result(Outcome.FAIL, message="[URI-001] wrong")
+    assert writing.reason(failed) == "fail: [URI-001] wrong"

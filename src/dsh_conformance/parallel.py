@@ -9,6 +9,7 @@ over all results, and a footer that says how the whole run ended.
 
 from __future__ import annotations
 
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -124,7 +125,8 @@ class ControllerPlugin:
             from dsh_conformance.harness import write_expectations
 
             target = Path(options.write_expectations)
-            write_expectations.write(target, manifest, results, options.adapter)
+            said = write_expectations.write(target, manifest, results, options.adapter)
+            sys.stderr.write(f"dsh-conformance: {said}\n")
 
     def _manifest(self) -> Manifest | None:
         path = of_config(self.config).expectations

@@ -10,6 +10,7 @@ module stays cheap to import.
 from __future__ import annotations
 
 import contextlib
+import sys
 import time
 from collections.abc import Callable, Generator
 from pathlib import Path
@@ -278,9 +279,10 @@ class HarnessPlugin:
             # under xdist the controller writes it, from every worker's results
             from dsh_conformance.harness import write_expectations
 
-            write_expectations.write(
+            said = write_expectations.write(
                 Path(target), self.manifest, self.results, self.options.adapter
             )
+            sys.stderr.write(f"dsh-conformance: {said}\n")
         if self.writer is not None:
             guard = suite.guard(self.config)
             footer = recording.footer(

@@ -34,7 +34,6 @@ def words(text: str, limit: int) -> str:
 def entries(manifest: Manifest | None, results: Sequence[TestResult]) -> list[Entry]:
     """The manifest's entries after a run with *results*."""
     from dsh_conformance.adapters.expectations import Entry
-    from dsh_conformance.reporting.failuretext import headline
 
     old = {e.id: e for e in manifest.entries} if manifest else {}
     # entries for other implementation versions are kept as they are
@@ -48,26 +47,55 @@ def entries(manifest: Manifest | None, results: Sequence[TestResult]) -> list[En
                 out[kept.id] = kept
                 continue
         if failed:
-            raw = result.detail or str(result.outcome)
-            line = headline(result)  # one clean line: no class name, no escapes
             out[result.nodeid] = Entry(
-                id=result.nodeid,
-                status="xfail",
-                reason=words(f"{raw}: {line}" if line else raw, REASON_LIMIT),
+                id=result.nodeid, status="xfail", reason=words(reason(result), REASON_LIMIT)
             )
     return list(out.values())
 
 
+def reason(result: TestResult) -> str:
+    """The raw outcome and the one line the failure reads as (no class name, no
+    escapes), the outcome once: a crash's or protocol problem's line names it already."""
+    from dsh_conformance.reporting.failuretext import headline
+
+    raw = result.detail or str(result.outcome)
+    line = headline(result)
+    if not line:
+        return raw
+    return line if line.split(":", 1)[0].split(" (", 1)[0] == raw else f"{raw}: {line}"
+
+
+def _ids_in(path: Path, manifest: Manifest | None) -> set[str]:
+    """The entry ids already there: in the file to update, else in the run's manifest."""
+    if path.is_file():
+        import tomllib
+
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return set()
+        return {str(e.get("id")) for e in data.get("expect", []) if isinstance(e, dict)}
+    return {e.id for e in (*manifest.entries, *manifest.inactive)} if manifest else set()
+
+
 def write(
     path: Path, manifest: Manifest | None, results: Sequence[TestResult], adapter: str
-) -> None:
-    """Write the manifest after a run with *results* against *adapter* to *path*."""
+) -> str:
+    """Write the manifest after a run with *results* against *adapter* to *path*; say
+    what was written, in one line for stderr (a manifest is reviewed before it is
+    committed: where it went and how much of it is new)."""
     from dsh_conformance.adapters.expectations import render_manifest, update_manifest
 
     found = entries(manifest, results)
+    there = _ids_in(path, manifest)
+    new = sum(e.id not in there for e in found)
+    said = (
+        f"wrote {path}: {len(found)} entries ({new} new, {len(found) - new} kept): "
+        "review every reason before committing it"
+    )
     if path.is_file():  # keep the file's comments and order
         path.write_text(update_manifest(path.read_text(encoding="utf-8"), found), encoding="utf-8")
-        return
+        return said
     text = render_manifest(
         found,
         adapter=adapter,
@@ -76,3 +104,4 @@ def write(
     )
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+    return said
