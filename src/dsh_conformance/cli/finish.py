@@ -22,36 +22,33 @@ from dsh_conformance.errors import (
     EX_INTERRUPTED,
     EX_SOFTWARE,
     EX_USAGE,
+    HarnessError,
 )
 
 if TYPE_CHECKING:
     from dsh_conformance.options import RunOptions
 
 
-def write_reports(record_path: Path, report_dir: Path) -> list[Path]:
-    from dsh_conformance.record import load_record
-    from dsh_conformance.reporting import html, jsonreport, junit, markdown
+def write_reports(record_path: Path, report_dir: Path, err: Any, fail_on: str | None) -> None:
+    """Every report of the record, whole or none (``outputs.publish``); when they cannot
+    be written the footer says the command's exit status, 73, before it exits."""
+    from dsh_conformance.cli import outputs
+    from dsh_conformance.record import settle_exit_status
 
-    record = load_record(record_path)
-    outputs = {
-        "report.md": markdown.render(record),
-        "junit.xml": junit.render(record),
-        "report.html": html.render([record]),
-        "report.json": jsonreport.render(record),
-    }
-    from dsh_conformance import badge
-
-    outputs["badge.json"] = badge.render(outputs["report.json"])
-    outputs["badge.md"] = badge.markdown(outputs["report.json"])
-    written = []
-    for name, text in outputs.items():
-        path = report_dir / name
-        try:
-            path.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            _fail("cannot-write", f"{path}: {exc.strerror or exc}", status=EX_CANTCREAT)
-        written.append(path)
-    return written
+    try:
+        written = outputs.publish(outputs.render(record_path), report_dir)
+    except HarnessError as exc:
+        settle_exit_status(record_path, EX_CANTCREAT, fail_on)
+        raise HarnessError(
+            exc.code,
+            exc.message,
+            hint=f"no report of this run was written; its record is {record_path} "
+            "(`dsh-conformance summary` reads it): free the path or choose another "
+            "--report-dir",
+            exit_status=EX_CANTCREAT,
+        ) from exc
+    for path in written:
+        err.print(f"[dim]wrote {path}[/dim]")
 
 
 def list_selection(options: RunOptions, fmt: str) -> None:
@@ -84,6 +81,7 @@ def finish_run(
     err: Any,
     fail_on: str = "seed",
 ) -> None:
+    """Judge the run, settle its footer, write its reports, print it and exit."""
     from dsh_conformance import signals
     from dsh_conformance.record import load_record, settle_exit_status
     from dsh_conformance.reporting.summary import run_exit_status, run_problems
@@ -102,8 +100,7 @@ def finish_run(
             reason = str(footer.get("reason", ""))
             settle_exit_status(record_path, EX_CONFIG if status == EX_CONFIG else EX_SOFTWARE)
             if report_dir is not None:  # a CI publisher shows red and says why, not "no results"
-                for path in write_reports(record_path, report_dir):
-                    err.print(f"[dim]wrote {path}[/dim]")
+                write_reports(record_path, report_dir, err, None)
         if status == EX_CONFIG:
             what, _, hint = reason.removeprefix("[DSH_INVALID_ARGUMENT] ").partition(" (hint: ")
             _fail("DSH_INVALID_ARGUMENT", what, hint.removesuffix(")"))
@@ -125,8 +122,7 @@ def finish_run(
     if received is None and status in (2, 3):
         if report_dir is not None:  # what ran, and that the run stopped: the footer says why
             settle_exit_status(record_path, EX_SOFTWARE if status == 3 else 2)
-            for path in write_reports(record_path, report_dir):
-                err.print(f"[dim]wrote {path}[/dim]")
+            write_reports(record_path, report_dir, err, None)
         _fail(
             "run-aborted",
             f"pytest stopped with status {status} (see messages above)",
@@ -138,11 +134,14 @@ def finish_run(
         code = EX_INTERRUPTED  # a signal after the last test: still not a clean run
     settle_exit_status(record_path, code, fail_on)  # the footer says what the command exits with
     record = load_record(record_path)
-    _print_record(record, fmt, out)
-    if report_dir is not None:
-        for path in write_reports(record_path, report_dir):
-            err.print(f"[dim]wrote {path}[/dim]")
+    if report_dir is not None:  # before anything says how the run went: 73 if they fail
+        try:
+            write_reports(record_path, report_dir, err, fail_on)
+        except HarnessError:
+            _print_record(load_record(record_path), fmt, out)
+            raise
         err.print(f"[dim]wrote {record_path}[/dim]")
+    _print_record(record, fmt, out)
     for problem in run_problems(record):
         hint = problem.hint
         if problem.exit_status in (EX_INTERRUPTED, EX_INCOMPLETE) and report_dir is not None:
