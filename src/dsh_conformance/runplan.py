@@ -43,6 +43,8 @@ class Plan:
     allow_empty: bool = False
     #: Exact test ids the run selected (``--test``).
     tests: tuple[str, ...] = ()
+    #: ``--max-examples`` when the run was given it (the header's ``max_examples_option``).
+    max_examples: int | None = None
 
     def apply(self, options: RunOptions, given: Set[str], *, manifest: bool) -> RunOptions:
         """*options* completed from the header: the adapter, seed and profiles unless
@@ -62,6 +64,7 @@ class Plan:
             capabilities=options.capabilities or self.capabilities,
             keyword=options.keyword or self.keyword,
             tests=options.tests or self.tests,
+            max_examples=options.max_examples or self.max_examples,
             require=options.require or self.require,
             allow_empty=options.allow_empty or self.allow_empty,
             expectations=(
@@ -108,7 +111,12 @@ def from_record(path: Path, *, rerun_failed: bool) -> Plan:
         require=tuple(str(c) for c in gate.get("require") or ()),
         allow_empty=bool(gate.get("allow_empty")),
         tests=tuple(str(t) for t in filters.get("tests") or ()),
+        max_examples=_positive(hypothesis.get("max_examples_option")),
     )
+
+
+def _positive(value: Any) -> int | None:
+    return value if isinstance(value, int) and value > 0 else None
 
 
 def check_workers(workers: int | None) -> None:

@@ -80,8 +80,10 @@ def finish_run(
     out: Any,
     err: Any,
     fail_on: str = "seed",
+    resume: str = "",
 ) -> None:
-    """Judge the run, settle its footer, write its reports, print it and exit."""
+    """Judge the run, settle its footer, write its reports, print it and exit; *resume*
+    is the command that continues it when it did not finish."""
     from dsh_conformance import signals
     from dsh_conformance.record import load_record, settle_exit_status
     from dsh_conformance.reporting.summary import run_exit_status, run_problems
@@ -144,10 +146,14 @@ def finish_run(
     _print_record(record, fmt, out)
     for problem in run_problems(record):
         hint = problem.hint
-        if problem.exit_status in (EX_INTERRUPTED, EX_INCOMPLETE) and report_dir is not None:
-            hint = f"continue with: dsh-conformance run --resume {record_path}"
+        if problem.exit_status in (EX_INTERRUPTED, EX_INCOMPLETE) and resume:
+            hint = f"continue with: {resume}"
         _print_error(problem.code, problem.message, hint)
     if received is not None and not run_problems(record):
-        _print_error("interrupted", f"the run was interrupted by {received}")
+        _print_error(
+            "interrupted",
+            f"the run was interrupted by {received}",
+            f"continue with: {resume}" if resume else "",
+        )
     if code:
         sys.exit(code)

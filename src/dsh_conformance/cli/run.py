@@ -109,7 +109,8 @@ def _one_value(command: Callable[[RunRequest], None]) -> Callable[..., None]:
     "--report-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="write record.jsonl, report.md, junit.xml, report.html, report.json here",
+    help="write record.jsonl, report.md, junit.xml, report.html, report.json here "
+    "(default: dsh-report, or $DSH_REPORT_DIR; a --resume run: beside its record)",
 )
 @click.option(
     "--expectations",
@@ -191,17 +192,66 @@ def run(request: RunRequest) -> None:
         finish.list_selection(options, request.fmt)
         return
     out, err = _consoles()
-    report_dir = request.report_dir
+    report_dir, record_name = _where(request, err)
     with tempfile.TemporaryDirectory(prefix="dsh-record-") as tmp:
         if report_dir is not None:
             report_dir.mkdir(parents=True, exist_ok=True)
-        record_path = (report_dir or Path(tmp)) / "record.jsonl"
+        record_path = (report_dir or Path(tmp)) / record_name
         err.print(
             f"[dim]dsh-conformance: {options.adapter} (seed {options.seed})[/dim]", markup=True
         )
         log = report_dir / "pytest.log" if report_dir is not None else None
         status = _run(options, record_path, log, err, request.verbose)
-        finish.finish_run(status, record_path, report_dir, request.fmt, out, err, request.fail_on)
+        resume = resume_command(request, record_path) if report_dir is not None else ""
+        finish.finish_run(
+            status, record_path, report_dir, request.fmt, out, err, request.fail_on, resume
+        )
+
+
+def _where(request: RunRequest, err: Any) -> tuple[Path | None, str]:
+    """Where the reports go, and the record's file name there: ``--report-dir``; for
+    ``--resume`` the resumed record's own folder and name (the run finishes it, D-481)."""
+    from dsh_conformance import runplan
+
+    if request.report_dir is not None:
+        return request.report_dir, "record.jsonl"
+    if request.options.resume is not None:
+        resumed = Path(request.options.resume)
+        runplan.check_writable_dir(resumed.parent, "--resume")
+        return resumed.parent, resumed.name
+    return None, "record.jsonl"
+
+
+def resume_command(request: RunRequest, record: Path) -> str:
+    """The command that finishes this run from *record*: ``--resume`` brings the
+    adapter, seed, profiles, filters, gate and manifest from the header; the rest of
+    what was given comes along."""
+    import shlex
+
+    options = request.options
+    argv = ["dsh-conformance", "run", "--resume", str(record)]
+    for flag, value in (
+        ("--timeout", options.timeout),
+        ("--handshake-timeout", options.handshake_timeout),
+        ("--workers", options.workers),
+        ("--write-expectations", options.write_expectations),
+    ):
+        if value is not None:
+            argv += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    for flag, on in (
+        ("--validate", options.validate),
+        ("--exitfirst", options.exitfirst),
+        ("--no-expectations", request.no_expectations),
+        ("--verbose", request.verbose),
+    ):
+        argv += [flag] if on else []
+    if request.report_dir is not None and request.report_dir != record.parent:
+        argv += ["--report-dir", str(request.report_dir)]
+    if request.fail_on != "seed":
+        argv += ["--fail-on", request.fail_on]
+    if request.fmt != "table":
+        argv += ["--format", request.fmt]
+    return shlex.join(argv)
 
 
 def _prepared(request: RunRequest) -> RunOptions:
