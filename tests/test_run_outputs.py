@@ -4,7 +4,9 @@ Quick start's bare ``dsh-conformance run``."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,7 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from harness_cli import cli
+from harness_cli import TESTS, cli, cli_argv
 
 from dsh_conformance.cli import outputs
 from dsh_conformance.errors import HarnessError
@@ -71,3 +73,42 @@ def test_a_whole_set_replaces_the_earlier_one(tmp_path: Path) -> None:
     written = outputs.publish(SET, tmp_path)
     assert [p.name for p in written] == list(outputs.REPORTS)
     assert {p.name: p.read_text(encoding="utf-8") for p in tmp_path.iterdir()} == SET
+
+
+def test_the_quick_start_run_writes_its_reports_to_dsh_report_and_says_where(
+    tmp_path: Path,
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "DSH_REPORT_DIR"}
+    env["PYTHONPATH"] = str(TESTS)
+    done = subprocess.run(
+        cli_argv("run", *SLICE),
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    folder = tmp_path / "dsh-report"
+    for name in (*outputs.REPORTS, "record.jsonl"):
+        assert (folder / name).is_file(), name
+    assert "reports: dsh-report/report.html and dsh-report/report.md" in done.stderr
+    assert footer(folder / "record.jsonl")["exit_status"] == 0
+
+
+def test_a_run_where_the_default_folder_cannot_be_written_still_runs(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    done = cli("run", *SLICE, env={"DSH_REPORT_DIR": str(blocker / "reports")})
+    assert done.returncode == 0, done.stderr
+    assert "dsh-conformance: no reports:" in done.stderr
+    assert "report.html" not in done.stderr
+
+
+def test_json_on_stdout_and_reports_in_the_folder(tmp_path: Path) -> None:
+    out = tmp_path / "r"
+    done = cli("run", *SLICE, "--format", "json", env={"DSH_REPORT_DIR": str(out)})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["header"]["hypothesis"]["seed"] == 3
+    assert (out / "report.json").is_file()

@@ -144,6 +144,8 @@ def finish_run(
             raise
         err.print(f"[dim]wrote {record_path}[/dim]")
     _print_record(record, fmt, out)
+    if report_dir is not None:
+        err.print(f"reports: {report_dir / 'report.html'} and {report_dir / 'report.md'}")
     for problem in run_problems(record):
         hint = problem.hint
         if problem.exit_status in (EX_INTERRUPTED, EX_INCOMPLETE) and resume:

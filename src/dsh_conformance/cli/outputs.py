@@ -19,6 +19,15 @@ from dsh_conformance.errors import EX_CANTCREAT, HarnessError
 
 #: The reports of a run, in the order they are written and named.
 REPORTS: Final = ("report.md", "junit.xml", "report.html", "report.json", "badge.json", "badge.md")
+#: The folder ``run`` writes its reports to when no ``--report-dir`` is given.
+DEFAULT_DIR: Final = "dsh-report"
+#: Where the default folder is instead (the project's own tests give each test one).
+DEFAULT_DIR_VARIABLE: Final = "DSH_REPORT_DIR"
+
+
+def default_dir() -> Path:
+    """``$DSH_REPORT_DIR``, else ``dsh-report`` in the current folder."""
+    return Path(os.environ.get(DEFAULT_DIR_VARIABLE) or DEFAULT_DIR)
 
 
 def render(record_path: Path) -> dict[str, str]:

@@ -18,7 +18,7 @@ import click
 from attrs import frozen
 
 from dsh_conformance.cli._common import FORMATS, _consoles, _fail, fail_on_option, handles_errors
-from dsh_conformance.errors import EX_USAGE
+from dsh_conformance.errors import EX_USAGE, HarnessError
 
 if TYPE_CHECKING:
     from dsh_conformance.options import RunOptions
@@ -210,8 +210,10 @@ def run(request: RunRequest) -> None:
 
 def _where(request: RunRequest, err: Any) -> tuple[Path | None, str]:
     """Where the reports go, and the record's file name there: ``--report-dir``; for
-    ``--resume`` the resumed record's own folder and name (the run finishes it, D-481)."""
+    ``--resume`` the resumed record's own folder and name (the run finishes it, D-481);
+    else the default folder, when it can be written (a read-only folder still runs, D-483)."""
     from dsh_conformance import runplan
+    from dsh_conformance.cli import outputs
 
     if request.report_dir is not None:
         return request.report_dir, "record.jsonl"
@@ -219,7 +221,13 @@ def _where(request: RunRequest, err: Any) -> tuple[Path | None, str]:
         resumed = Path(request.options.resume)
         runplan.check_writable_dir(resumed.parent, "--resume")
         return resumed.parent, resumed.name
-    return None, "record.jsonl"
+    default = outputs.default_dir()
+    try:
+        runplan.check_writable_dir(default, "the report folder")
+    except HarnessError as exc:
+        err.print(f"dsh-conformance: no reports: {exc.message} (choose one with --report-dir)")
+        return None, "record.jsonl"
+    return default, "record.jsonl"
 
 
 def resume_command(request: RunRequest, record: Path) -> str:
