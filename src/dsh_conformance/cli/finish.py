@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from dsh_conformance.cli._common import _consoles, _fail, _print_error, _print_record
+from dsh_conformance.cli._common import _consoles, _fail, _print_error
 from dsh_conformance.errors import (
     EX_CANTCREAT,
     EX_CONFIG,
@@ -29,6 +29,40 @@ if TYPE_CHECKING:
     from dsh_conformance.options import RunOptions
 
 
+def print_record(record: Any, fmt: str, out: Any) -> None:
+    """The record on stdout: the table, or the Markdown or JSON report (``--format``)."""
+    if fmt == "json":
+        from dsh_conformance.reporting import jsonreport
+
+        click.echo(jsonreport.render(record), nl=False)
+    elif fmt == "markdown":
+        from dsh_conformance.reporting import markdown
+
+        click.echo(markdown.render(record), nl=False)
+    else:
+        from dsh_conformance.reporting.terminal import print_summary
+
+        print_summary(record, out)
+
+
+def render_reports(record_path: Path) -> dict[str, str]:
+    """Every report of the record at *record_path*, by file name."""
+    from dsh_conformance import badge
+    from dsh_conformance.record import load_record
+    from dsh_conformance.reporting import html, jsonreport, junit, markdown
+
+    record = load_record(record_path)
+    outputs = {
+        "report.md": markdown.render(record),
+        "junit.xml": junit.render(record),
+        "report.html": html.render([record]),
+        "report.json": jsonreport.render(record),
+    }
+    outputs["badge.json"] = badge.render(outputs["report.json"])
+    outputs["badge.md"] = badge.markdown(outputs["report.json"])
+    return outputs
+
+
 def write_reports(record_path: Path, report_dir: Path, err: Any, fail_on: str | None) -> None:
     """Every report of the record, whole or none (``outputs.publish``); when they cannot
     be written the footer says the command's exit status, 73, before it exits."""
@@ -36,7 +70,7 @@ def write_reports(record_path: Path, report_dir: Path, err: Any, fail_on: str | 
     from dsh_conformance.record import settle_exit_status
 
     try:
-        written = outputs.publish(outputs.render(record_path), report_dir)
+        written = outputs.publish(render_reports(record_path), report_dir)
     except HarnessError as exc:
         settle_exit_status(record_path, EX_CANTCREAT, fail_on)
         raise HarnessError(
@@ -140,10 +174,10 @@ def finish_run(
         try:
             write_reports(record_path, report_dir, err, fail_on)
         except HarnessError:
-            _print_record(load_record(record_path), fmt, out)
+            print_record(load_record(record_path), fmt, out)
             raise
         err.print(f"[dim]wrote {record_path}[/dim]")
-    _print_record(record, fmt, out)
+    print_record(record, fmt, out)
     if report_dir is not None:
         err.print(f"reports: {report_dir / 'report.html'} and {report_dir / 'report.md'}")
     for problem in run_problems(record):

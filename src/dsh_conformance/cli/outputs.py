@@ -1,8 +1,8 @@
 """The report set of a run, written whole or not at all.
 
-Every report is rendered first, then written into a staging folder beside the reports
-and moved into place; a write that fails (a ``junit.xml`` blocked by a folder, a full
-disk, a file that cannot be replaced) removes what it moved and the reports of the
+The reports, rendered (``finish.render_reports``), are written into a staging folder
+beside them and moved into place; a write that fails (a ``junit.xml`` blocked by a
+folder, a full disk, a file that cannot be replaced) removes what it moved and the reports of the
 earlier run the record beside them no longer belongs to.  So a folder never holds a
 mixed set, and never a green report of a run that ended otherwise (issue 43).
 """
@@ -28,24 +28,6 @@ DEFAULT_DIR_VARIABLE: Final = "DSH_REPORT_DIR"
 def default_dir() -> Path:
     """``$DSH_REPORT_DIR``, else ``dsh-report`` in the current folder."""
     return Path(os.environ.get(DEFAULT_DIR_VARIABLE) or DEFAULT_DIR)
-
-
-def render(record_path: Path) -> dict[str, str]:
-    """Every report of the record at *record_path*, by file name."""
-    from dsh_conformance import badge
-    from dsh_conformance.record import load_record
-    from dsh_conformance.reporting import html, jsonreport, junit, markdown
-
-    record = load_record(record_path)
-    outputs = {
-        "report.md": markdown.render(record),
-        "junit.xml": junit.render(record),
-        "report.html": html.render([record]),
-        "report.json": jsonreport.render(record),
-    }
-    outputs["badge.json"] = badge.render(outputs["report.json"])
-    outputs["badge.md"] = badge.markdown(outputs["report.json"])
-    return outputs
 
 
 def _cannot(path: Path, exc: OSError) -> HarnessError:
