@@ -222,11 +222,11 @@ def test_summary_exits_with_the_gate_and_shows_both_words(tmp_path: Path) -> Non
 
 
 def test_an_unreadable_result_is_recorded_with_op_args_result_and_reason() -> None:
-    from dsh_conformance.harness import HarnessPlugin, _Progress
+    from dsh_conformance.harness import evidence
 
-    state = _Progress()
+    state = evidence.Evidence()
     unreadable = UnreadableResult("uri.decode", {"uri": "x"}, {"odd": 7}, "not a string")
-    HarnessPlugin._unreadable(state, unreadable)
+    evidence.unreadable(state, unreadable)
     assert json.loads(state.request) == {
         "op": "uri.decode",
         "args": {"uri": "x"},

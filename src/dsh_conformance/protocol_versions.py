@@ -94,12 +94,12 @@ class RunNotice:
 
     @pytest.hookimpl(tryfirst=True)  # before the progress bar takes the terminal
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from dsh_conformance import pytest_plugin
+        from dsh_conformance import suite
 
         if not session.items or session.config.option.collectonly:
             return
         try:
-            handshake = pytest_plugin.implementation(session.config).handshake
+            handshake = suite.implementation(session.config).handshake
         except Exception:  # the harness reports a failed start with its own exit status
             return
         items: list[Any] = list(session.items)

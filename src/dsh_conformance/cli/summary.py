@@ -11,11 +11,11 @@ from dsh_conformance.cli._common import (
     FORMATS,
     _consoles,
     _print_error,
-    _print_record,
     _require_complete,
     fail_on_option,
     handles_errors,
 )
+from dsh_conformance.cli.finish import print_record
 from dsh_conformance.errors import EX_FAILURES
 
 
@@ -33,7 +33,7 @@ def summary(record: str, fmt: str, allow_incomplete: bool, fail_on: str) -> None
 
     out, _ = _consoles()
     loaded = load_record(record)
-    _print_record(loaded, fmt, out)
+    print_record(loaded, fmt, out)
     judged = _require_complete([loaded], allow_incomplete)
     problems = run_problems(judged[0], incomplete_ok=allow_incomplete)
     for problem in problems:
