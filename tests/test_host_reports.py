@@ -22,7 +22,7 @@ from harness_cli import TESTS, cli, cli_argv
 
 from dsh_conformance.outcomes import Outcome
 from dsh_conformance.record import RunRecord, load_record
-from dsh_conformance.reporting.summary import replay_test_command
+from dsh_conformance.reporting.replay import replay_test_command
 
 #: What a host author must never meet: Python reprs, class paths, Hypothesis knobs.
 PYTHON_SPELLINGS = re.compile(

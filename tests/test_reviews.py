@@ -21,13 +21,9 @@ from dsh_conformance.checks import take_reviews, text_sha256
 from dsh_conformance.conformance import side_invariants as inv
 from dsh_conformance.model.side_framing import FRAMING_TEXT
 from dsh_conformance.record import RunRecord
-from dsh_conformance.reporting.summary import (
-    MAY_ONLY,
-    REVIEW,
-    requirement_rows,
-    review_items,
-    verdicts,
-)
+from dsh_conformance.reporting.reviews import review_items
+from dsh_conformance.reporting.rows import MAY_ONLY, REVIEW, requirement_rows
+from dsh_conformance.reporting.verdict import verdicts
 
 SELECTION = ("-k", "test_framing_is_one_plugin_context_at_the_head", "--fail-on", "seed")
 

@@ -21,16 +21,13 @@ from dsh_conformance.checks import (
     expect_error,
 )
 from dsh_conformance.cli import main
-from dsh_conformance.outcomes import Outcome
+from dsh_conformance.outcomes import GATES, Outcome
 from dsh_conformance.record import RecordWriter, RunRecord, TestResult, load_record
 from dsh_conformance.reporting import html, jsonreport, junit, markdown
-from dsh_conformance.reporting.summary import (
-    GATES,
-    gate_failed,
-    requirement_rows,
-    run_failed,
-    verdicts,
-)
+from dsh_conformance.reporting.exitstatus import run_failed
+from dsh_conformance.reporting.gate import gate_failed
+from dsh_conformance.reporting.rows import requirement_rows
+from dsh_conformance.reporting.verdict import verdicts
 from dsh_conformance.spec import load_catalog
 
 # A seed MUST, a decision MUST, and a seed SHOULD of the current catalog.
@@ -270,7 +267,7 @@ def test_the_replay_names_a_manifest_only_when_it_is_not_the_built_in_one(tmp_pa
     """A run of an adapter with a built-in manifest loads it anyway: naming it would put an
     absolute path into site-packages into every replay line."""
     from dsh_conformance.adapters.expectations import builtin_manifest
-    from dsh_conformance.reporting.summary import replay_command
+    from dsh_conformance.reporting.replay import replay_command
 
     builtin = builtin_manifest("reference")
     assert builtin is not None

@@ -52,8 +52,8 @@ def run_one(name: str, adapter: str, profile: str) -> dict[str, Any]:
     from dsh_conformance.adapters.expectations import builtin_manifest
     from dsh_conformance.record import load_record
     from dsh_conformance.reporting import jsonreport, markdown
+    from dsh_conformance.reporting.exitstatus import run_failed
     from dsh_conformance.reporting.judgement import judge
-    from dsh_conformance.reporting.summary import run_failed
 
     manifest = builtin_manifest(adapter)
     options = runner.RunOptions(

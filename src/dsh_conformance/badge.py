@@ -28,7 +28,7 @@ def badge(report: Mapping[str, Any]) -> dict[str, Any]:
     profile = str(report.get("header", {}).get("spec_profile", "seed"))
     label = "dsh-conformance" + ("" if profile == "seed" else f" ({profile})")
     if problems:
-        from dsh_conformance.reporting.summary import PROBLEM_WORDS
+        from dsh_conformance.reporting.problems import PROBLEM_WORDS
 
         code = str(problems[0].get("code"))
         message, color = PROBLEM_WORDS.get(code, code), "red"

@@ -316,7 +316,8 @@ def _finish_run(
 ) -> None:
     from dsh_conformance import signals
     from dsh_conformance.record import load_record, settle_exit_status
-    from dsh_conformance.reporting.summary import run_exit_status, run_problems
+    from dsh_conformance.reporting.exitstatus import run_exit_status
+    from dsh_conformance.reporting.problems import run_problems
 
     received = signals.received()
     if received is not None and not record_path.exists():

@@ -1,6 +1,6 @@
 """The regression gate (D-211): a run against its manifest's known state.
 
-Beside the conformance verdicts (reporting.summary), never mixed with them: expected
+Beside the conformance verdicts (reporting.verdict), never mixed with them: expected
 failures pass the gate and still fail conformance (D-210).
 """
 
@@ -13,6 +13,7 @@ from attrs import frozen
 
 from dsh_conformance.outcomes import BROKE, GATES, MISBEHAVED, Outcome
 from dsh_conformance.record import RunRecord, TestResult
+from dsh_conformance.reporting.problems import PROBLEM_WORDS, run_problems
 
 
 def _selection(gate: str) -> tuple[set[str], set[str]]:
@@ -66,8 +67,6 @@ class Gate:
     @property
     def label(self) -> str:
         if self.blocked:
-            from dsh_conformance.reporting.summary import PROBLEM_WORDS
-
             why = ", ".join(PROBLEM_WORDS.get(code, code) for code in self.blocked)
             return f"FAIL ({why})"
         if self.manifest is None:
@@ -110,8 +109,6 @@ class Gate:
 def gate_of(record: RunRecord, fail_on: str | None = None, *, incomplete_ok: bool = False) -> Gate:
     """The gate of *record* under *fail_on* (default: what the run was gated on), failed
     by the run's problems as its exit status is."""
-    from dsh_conformance.reporting.summary import run_problems
-
     fail_on = fail_on or fail_on_of(record)
     gated = gated_ids(fail_on)
     unexpected = tuple(t for t in record.tests if _unexpected(t, gated))

@@ -14,17 +14,13 @@ from dsh_conformance.outcomes import FAILING
 from dsh_conformance.record import RunRecord, TestResult
 from dsh_conformance.reporting import failuretext
 from dsh_conformance.reporting.escape import for_html
-from dsh_conformance.reporting.judgement import judge
-from dsh_conformance.reporting.summary import (
+from dsh_conformance.reporting.judgement import Judgement, judge
+from dsh_conformance.reporting.replay import replay_test_command
+from dsh_conformance.reporting.reviews import review_state
+from dsh_conformance.reporting.rows import (
     STATUS_ORDER,
     RequirementRow,
     compliance,
-    gate_ordered,
-    replay_test_command,
-    requirement_rows,
-    review_items,
-    review_state,
-    run_problems,
 )
 
 _STYLE: Final = """
@@ -113,11 +109,11 @@ def _failure(record: RunRecord, why: str, test: TestResult) -> str:
     return "".join(parts) + "</li>"
 
 
-def _overview(records: Sequence[RunRecord]) -> str:
+def _overview(judgements: Sequence[Judgement]) -> str:
     """What a reader needs first: totals, both verdicts and the failures of each run."""
     parts = []
-    for record in records:
-        judgement = judge(record)
+    for judgement in judgements:
+        record = judgement.record
         share = compliance(record)
         totals = ", ".join(f"{n} {o}" for o, n in sorted(record.totals().items()))
         cells = "".join(
@@ -150,12 +146,12 @@ def _overview(records: Sequence[RunRecord]) -> str:
         )
         notices = "".join(f"<p><b>{for_html(n)}</b></p>" for n in judgement.notices)
         failing = [t for t in record.tests if t.outcome in FAILING]
-        items = "".join(_failure(record, why, t) for why, t in gate_ordered(record, failing)[:100])
+        items = "".join(_failure(record, why, t) for why, t in judgement.ordered(failing)[:100])
         banners = "".join(
             f'<p class="banner"><b>NOT A PASS ({for_html(p.code)})</b>: {for_html(p.message)}'
             + (f"<br><small>{for_html(p.hint)}</small>" if p.hint else "")
             + "</p>"
-            for p in run_problems(record)
+            for p in judgement.problems
         )
         parts.append(
             f"<h2>{for_html(record.adapter_label)}</h2>{banners}"
@@ -177,14 +173,14 @@ def _overview(records: Sequence[RunRecord]) -> str:
                 else ""
             )
             + notices
-            + _reviews(record)
+            + _reviews(judgement)
         )
     return "".join(parts)
 
 
-def _reviews(record: RunRecord) -> str:
+def _reviews(judgement: Judgement) -> str:
     """D-199: each text beside the note's sentence, missing reviews first; never a failure."""
-    items = sorted(review_items(record), key=lambda i: (i.review is not None, i.requirement))
+    items = sorted(judgement.reviews, key=lambda i: (i.review is not None, i.requirement))
     if not items:
         return ""
     missing = sum(1 for i in items if i.review is None)
@@ -203,7 +199,8 @@ def _reviews(record: RunRecord) -> str:
 
 
 def render(records: Sequence[RunRecord], title: str = "dsh-conformance") -> str:
-    per_run = [{r.id: r for r in requirement_rows(record)} for record in records]
+    judgements = [judge(record) for record in records]
+    per_run = [{r.id: r for r in judgement.rows} for judgement in judgements]
     ids: list[str] = []
     for run_rows in per_run:
         ids += [i for i in run_rows if i not in ids]
@@ -236,7 +233,7 @@ def render(records: Sequence[RunRecord], title: str = "dsh-conformance") -> str:
 <html lang="en"><head><meta charset="utf-8"><title>{for_html(title)}</title>
 <meta http-equiv="Content-Security-Policy" content="{_CSP}">
 <style>{_STYLE}</style></head><body>
-<h1>{for_html(title)}</h1>{_overview(records)}<h2>Requirements</h2><ul>{runs}</ul>
+<h1>{for_html(title)}</h1>{_overview(judgements)}<h2>Requirements</h2><ul>{runs}</ul>
 <div class="controls"><input id="q" placeholder="filter: id, title, test…" oninput="applyFilter()">
 <select id="s" onchange="applyFilter()"><option value="">any status</option>{options}</select></div>
 <table id="requirements"><thead><tr><th>requirement</th>{heads}</tr></thead>

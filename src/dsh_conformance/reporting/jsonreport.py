@@ -7,7 +7,7 @@ from typing import Any
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import json_text
 from dsh_conformance.reporting.judgement import judge
-from dsh_conformance.reporting.summary import compliance, review_items
+from dsh_conformance.reporting.rows import compliance
 
 
 def build(record: RunRecord) -> dict[str, Any]:
@@ -42,7 +42,7 @@ def build(record: RunRecord) -> dict[str, Any]:
             for row in rows
         ],
         "tests": [t.to_json() for t in record.tests],
-        "reviews": [item.to_json() for item in review_items(record)],
+        "reviews": [item.to_json() for item in judgement.reviews],
     }
 
 

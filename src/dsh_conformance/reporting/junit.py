@@ -9,7 +9,7 @@ from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting import failuretext
 from dsh_conformance.reporting.escape import for_xml
 from dsh_conformance.reporting.judgement import judge
-from dsh_conformance.reporting.summary import review_items, review_state, run_problems
+from dsh_conformance.reporting.reviews import review_state
 
 _FAILURE = {Outcome.FAIL: "failure", Outcome.XPASS: "failure"}
 _ERROR = {Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.PROTOCOL}
@@ -26,7 +26,8 @@ def render(record: RunRecord) -> str:
         skipped=str(sum(totals[o] for o in (Outcome.SKIPPED, Outcome.UNSUPPORTED, Outcome.XFAIL))),
         time=f"{sum(t.duration for t in record.tests):.3f}",
     )
-    problems = run_problems(record)
+    judgement = judge(record)
+    problems = judgement.problems
     if problems:  # first, as an error CI tools show: the run itself did not pass (D-175)
         suite.set("tests", str(len(record.tests) + 1))
         suite.set("errors", str(int(suite.get("errors", "0")) + 1))
@@ -70,7 +71,6 @@ def render(record: RunRecord) -> str:
     ET.SubElement(suite_props, "property", name="run.ending", value=for_xml(record.ending))
     for problem in problems:
         ET.SubElement(suite_props, "property", name="run.problem", value=for_xml(problem.code))
-    judgement = judge(record)
     for verdict in judgement.verdicts:
         ET.SubElement(suite_props, "property", name=f"verdict.{verdict.name}", value=verdict.label)
         ET.SubElement(
@@ -93,7 +93,7 @@ def render(record: RunRecord) -> str:
         ET.SubElement(
             suite_props, "property", name=f"component.{for_xml(name)}", value=for_xml(version)
         )
-    for item in review_items(record):  # D-199: listed, never a failure
+    for item in judgement.reviews:  # D-199: listed, never a failure
         ET.SubElement(
             suite_props,
             "property",

@@ -15,14 +15,9 @@ from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting import failuretext
 from dsh_conformance.reporting.escape import for_markdown_cell, markdown_block
 from dsh_conformance.reporting.judgement import Judgement, judge
-from dsh_conformance.reporting.summary import (
-    compliance,
-    gate_ordered,
-    replay_command,
-    review_items,
-    run_problems,
-    stale_note,
-)
+from dsh_conformance.reporting.replay import replay_command
+from dsh_conformance.reporting.reviews import stale_note
+from dsh_conformance.reporting.rows import compliance
 
 #: The longest failure message shown (the record keeps up to harness.MESSAGE_LIMIT).
 MESSAGE_CAP: Final = 4000
@@ -41,10 +36,10 @@ ICONS = {
 }
 
 
-def problem_lines(record: RunRecord) -> list[str]:
+def problem_lines(judgement: Judgement) -> list[str]:
     """The banner at the top: one GitHub alert per run problem."""
     lines: list[str] = []
-    for problem in run_problems(record):
+    for problem in judgement.problems:
         lines += [
             "> [!CAUTION]",
             f"> **NOT A PASS ({problem.code})**: {for_markdown_cell(problem.message, 1000)}",
@@ -62,7 +57,7 @@ def render(record: RunRecord, *, failures_limit: int = 50) -> str:
     judgement = judge(record)
     rows = list(judgement.rows)
     lines = [f"## dsh-conformance: {for_markdown_cell(record.adapter_label)}", ""]
-    lines += problem_lines(record)
+    lines += problem_lines(judgement)
     lines += ["| verdict | result | requirements |", "|---|---|---|"]
     for verdict in judgement.verdicts:
         icon = "✅" if verdict.passed else "❌"
@@ -103,7 +98,7 @@ def render(record: RunRecord, *, failures_limit: int = 50) -> str:
         lines.append(f"- **{for_markdown_cell(notice, 1000)}**")
     lines += expected_section(judgement)
     bad = [t for t in record.tests if t.outcome in FAILING]
-    ordered = gate_ordered(record, bad)
+    ordered = judgement.ordered(bad)
     if bad:
         lines += [
             "",
@@ -132,7 +127,7 @@ def render(record: RunRecord, *, failures_limit: int = 50) -> str:
             f"| {row.counts.get(Outcome.PASS, 0)} | {len(row.failing)} "
             f"| {for_markdown_cell(row.title)} |"
         )
-    lines += review_section(record)
+    lines += review_section(judgement)
     if bad:
         lines += ["", "### Failure details"]
         for number, (why, test) in enumerate(ordered[:failures_limit], 1):
@@ -187,10 +182,10 @@ def expected_section(judgement: Judgement, limit: int = 200) -> list[str]:
     return lines
 
 
-def review_section(record: RunRecord) -> list[str]:
+def review_section(judgement: Judgement) -> list[str]:
     """D-199: each text beside the note's sentence it must say, and whether a host's
     review covers it; missing reviews are listed first.  Never a failure."""
-    items = review_items(record)
+    items = list(judgement.reviews)
     if not items:
         return []
     missing = [i for i in items if i.review is None]

@@ -13,14 +13,8 @@ from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting import failuretext
 from dsh_conformance.reporting.escape import for_terminal
 from dsh_conformance.reporting.judgement import Judgement, judge
-from dsh_conformance.reporting.summary import (
-    compliance,
-    gate_ordered,
-    replay_command,
-    requirement_rows,
-    review_items,
-    run_problems,
-)
+from dsh_conformance.reporting.replay import replay_command
+from dsh_conformance.reporting.rows import compliance
 
 STYLES: Final = {
     "fail": "bold red",
@@ -44,9 +38,10 @@ def _text(value: str, style: str = "") -> Text:
     return Text(for_terminal(value), style=style)
 
 
-def requirement_table(record: RunRecord, title_width: int | None = 60) -> Table:
+def requirement_table(judgement: Judgement, title_width: int | None = 60) -> Table:
     """The per-requirement table; titles cut at *title_width* (None: never cut, for
     piped output)."""
+    record = judgement.record
     table = Table(title=f"dsh-conformance: {for_terminal(record.adapter_label)}", expand=False)
     table.add_column("requirement", no_wrap=True, min_width=11)
     table.add_column("verdict", no_wrap=True, min_width=7)
@@ -54,7 +49,7 @@ def requirement_table(record: RunRecord, title_width: int | None = 60) -> Table:
     table.add_column("status", no_wrap=True, min_width=14)
     table.add_column("passed", justify="right", no_wrap=True, min_width=7)
     table.add_column("title", overflow="ellipsis", no_wrap=True, max_width=title_width)
-    for row in requirement_rows(record):
+    for row in judgement.rows:
         applicable = sum(n for o, n in row.counts.items() if o in APPLICABLE)
         passed = row.counts.get(Outcome.PASS, 0)
         table.add_row(
@@ -119,11 +114,12 @@ def totals_line(record: RunRecord) -> Text:
     return text
 
 
-def failures(record: RunRecord, limit: int = 30) -> RenderableType:
+def failures(judgement: Judgement, limit: int = 30) -> RenderableType:
+    record = judgement.record
     lines: list[RenderableType] = []
     bad = [t for t in record.tests if t.outcome not in {Outcome.PASS, Outcome.SKIPPED}]
     bad = [t for t in bad if t.outcome is not Outcome.UNSUPPORTED]
-    bad = [test for _, test in gate_ordered(record, bad)]
+    bad = [test for _, test in judgement.ordered(bad)]
     for test in bad[:limit]:
         line = Text()
         line.append(f"{test.outcome.upper():8}", style=STYLES.get(str(test.outcome), "red"))
@@ -146,25 +142,25 @@ def failures(record: RunRecord, limit: int = 30) -> RenderableType:
     return Group(*lines)
 
 
-def problem_lines(record: RunRecord) -> RenderableType:
+def problem_lines(judgement: Judgement) -> RenderableType:
     """What keeps the run from passing, in red (D-175)."""
     return Group(
-        *(_text(f"NOT A PASS ({p.code}): {p.message}", "bold red") for p in run_problems(record))
+        *(_text(f"NOT A PASS ({p.code}): {p.message}", "bold red") for p in judgement.problems)
     )
 
 
 def print_summary(record: RunRecord, console: Console, *, show_failures: bool = True) -> None:
     judgement = judge(record)
-    console.print(problem_lines(record))
-    console.print(requirement_table(record, 60 if console.is_terminal else None))
+    console.print(problem_lines(judgement))
+    console.print(requirement_table(judgement, 60 if console.is_terminal else None))
     if record.components:
         console.print(_text(f"components: {record.components_text}", "dim"))
     if show_failures:
-        console.print(failures(record))
+        console.print(failures(judgement))
     console.print(totals_line(record))
     console.print(verdict_lines(record, judgement))
-    console.print(problem_lines(record))
-    missing = [i for i in review_items(record) if i.review is None]
+    console.print(problem_lines(judgement))
+    missing = [i for i in judgement.reviews if i.review is None]
     if missing:  # D-199: listed, never a failure
         ids = ", ".join(dict.fromkeys(i.requirement for i in missing))
         changed = ", ".join(dict.fromkeys(i.requirement for i in missing if i.stale))
