@@ -13,6 +13,7 @@ from attrs import frozen
 
 from dsh_conformance.outcomes import BROKE, GATES, MISBEHAVED, Outcome
 from dsh_conformance.record import RunRecord, TestResult
+from dsh_conformance.reporting.gateitems import GateItem, item_of_problem, item_of_test
 from dsh_conformance.reporting.problems import PROBLEM_WORDS, run_problems
 
 
@@ -65,6 +66,13 @@ class Gate:
         return len(self.unexpected) + len(self.problems)
 
     @property
+    def items(self) -> tuple[GateItem, ...]:
+        """What fails the gate, one item each, as every report lists it first (D-461)."""
+        return tuple(item_of_test(t) for t in self.unexpected) + tuple(
+            item_of_problem(p) for p in self.problems
+        )
+
+    @property
     def label(self) -> str:
         if self.blocked:
             why = ", ".join(PROBLEM_WORDS.get(code, code) for code in self.blocked)
@@ -87,15 +95,14 @@ class Gate:
             "manifest": self.manifest,
             "passed": self.passed,
             "label": self.label,
-            "unexpected": [
-                {"nodeid": t.nodeid, "outcome": str(t.outcome), "blame": list(t.blame)}
-                for t in self.unexpected
-            ],
+            "unexpected": [item.to_json() for item in self.items],
             "expected": [
                 {
                     "nodeid": t.nodeid,
                     "outcome": str(t.outcome),
                     "detail": t.detail,
+                    "requirements": list(t.requirements),
+                    "blame": list(t.blame),
                     "expectation": t.expectation,
                     "reason": t.expectation_reason,
                 }

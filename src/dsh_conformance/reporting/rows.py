@@ -68,6 +68,29 @@ class RequirementRow:
         that passed this requirement's checks (D-330)."""
         return tuple(t for t in self.tests if t.misbehaved and not t.passes(self.id))
 
+    @property
+    def passing(self) -> tuple[TestResult, ...]:
+        """Tests that passed it: passed (or passed unexpectedly), or failed on another
+        requirement after its checks of this one passed (D-330)."""
+        return tuple(
+            t
+            for t in self.tests
+            if t.outcome_for(self.id) in (Outcome.PASS, Outcome.XPASS) and not t.broke
+        )
+
+    @property
+    def tally(self) -> str:
+        """``passing/judging``: the one count of a requirement's tests every report shows
+        (D-462).  A test judges it when it passed or failed it; an unsupported or skipped
+        test and one the adapter broke did not (they are counted apart, ``not_judging``)."""
+        judging = len(self.passing) + len(self.failing)
+        return f"{len(self.passing)}/{judging}" if judging else "–"
+
+    @property
+    def not_judging(self) -> int:
+        """Tests citing it that judged nothing: unsupported, skipped, the adapter broke."""
+        return len(self.tests) - len(self.passing) - len(self.failing)
+
 
 def requirement_status(
     tests: Sequence[TestResult], level: str = "MUST", requirement: str | None = None
