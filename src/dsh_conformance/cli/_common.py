@@ -82,7 +82,7 @@ def fail_on_option(command: F) -> F:
     )(command)
 
 
-def _print_record(record: Any, fmt: str, out: Any) -> None:
+def _print_record(record: Any, fmt: str, out: Any, all_rows: bool = False) -> None:
     if fmt == "json":
         from dsh_conformance.reporting import jsonreport
 
@@ -94,7 +94,7 @@ def _print_record(record: Any, fmt: str, out: Any) -> None:
     else:
         from dsh_conformance.reporting.terminal import print_summary
 
-        print_summary(record, out)
+        print_summary(record, out, all_rows=all_rows)
 
 
 _ALLOW_INCOMPLETE = click.option(

@@ -163,7 +163,15 @@ def _write_reports(record_path: Path, report_dir: Path) -> list[Path]:
     default=None,
     help="Hypothesis examples per property test (default: the --hypothesis-profile's)",
 )
-@click.option("-v", "--verbose", is_flag=True, help="a line per test on stderr as it finishes")
+@click.option(
+    "-v", "--verbose", is_flag=True, help="a line per test on stderr as it finishes (implies --all)"
+)
+@click.option(
+    "--all",
+    "all_rows",
+    is_flag=True,
+    help="list every requirement and every expected result (default: what is not passing)",
+)
 @click.option(
     "--collect-only",
     is_flag=True,
@@ -198,6 +206,7 @@ def run(
     last_failed: Path | None,
     max_examples: int | None,
     verbose: bool,
+    all_rows: bool,
     collect_only: bool,
     fmt: str,
     fail_on: str,
@@ -282,7 +291,7 @@ def run(
         plugins: list[Any] = [progress] + ([WorkerTotal(progress)] if workers else [])
         plugins.append(RunNotice())  # an older protocol's missed tests, at the top (D-292)
         status = runner.run(options, record_path, plugins=plugins, log=log)
-        _finish_run(status, record_path, report_dir, fmt, out, err, fail_on)
+        _finish_run(status, record_path, report_dir, fmt, out, err, fail_on, all_rows or verbose)
 
 
 def _list_selection(options: Any, fmt: str, out: Any, err: Any) -> None:
@@ -313,6 +322,7 @@ def _finish_run(
     out: Any,
     err: Any,
     fail_on: str = "seed",
+    all_rows: bool = False,
 ) -> None:
     from dsh_conformance import signals
     from dsh_conformance.record import load_record, settle_exit_status
@@ -369,7 +379,7 @@ def _finish_run(
         code = EX_INTERRUPTED  # a signal after the last test: still not a clean run
     settle_exit_status(record_path, code, fail_on)  # the footer says what the command exits with
     record = load_record(record_path)
-    _print_record(record, fmt, out)
+    _print_record(record, fmt, out, all_rows)
     if report_dir is not None:
         for path in _write_reports(record_path, report_dir):
             err.print(f"[dim]wrote {path}[/dim]")

@@ -16,14 +16,15 @@ from typing import Any
 
 from attrs import frozen
 
-from dsh_conformance.outcomes import APPLICABLE, BROKE, FAILING, Outcome
+from dsh_conformance.outcomes import APPLICABLE, BROKE
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import for_markdown_cell
 from dsh_conformance.reporting.judgement import judge
 from dsh_conformance.reporting.moves import (
-    FAILED_OR_EXPECTED,
     Change,
     failure_change,
+    implementation_failed,
+    implementation_passed,
     same_examples,
     worse_move,
 )
@@ -139,15 +140,15 @@ def diff(old: RunRecord, new: RunRecord) -> RunDiff:
         )
         if prior is None:
             added.append(change)
-            if test.outcome in FAILED_OR_EXPECTED:
+            if implementation_failed(test):
                 new_failures.append(change)
-        elif test.outcome in FAILED_OR_EXPECTED and prior.outcome not in FAILED_OR_EXPECTED:
+        elif implementation_failed(test) and not implementation_failed(prior):
             new_failures.append(change)  # pass -> xfail too: a manifest hides no move
-        elif prior.outcome in FAILING | {Outcome.XFAIL} and test.outcome is Outcome.PASS:
-            fixed.append(change)
+        elif implementation_failed(prior) and implementation_passed(test):
+            fixed.append(change)  # xfail -> xpass too; pass -> xpass is no move at all
         elif prior.outcome in APPLICABLE and test.outcome not in APPLICABLE:
             skipped.append(change)
-        elif prior.outcome in FAILED_OR_EXPECTED and test.outcome in FAILED_OR_EXPECTED:
+        elif implementation_failed(prior) and implementation_failed(test):
             reasons = failure_change(prior, test)  # reported whole; gated in ``worse``
             if reasons:
                 changed_failures.append(

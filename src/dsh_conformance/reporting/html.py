@@ -167,7 +167,7 @@ def _overview(judgement: Judgement, anchor: str) -> str:
     share = compliance(record)
     totals = ", ".join(f"{n} {o}" for o, n in sorted(record.totals().items()))
     notices = "".join(f"<p><b>{html_with_code(n)}</b></p>" for n in judgement.notices)
-    items = judgement.gate.items
+    items = judgement.gate_items
     gating = {t.nodeid for t in judgement.gate.unexpected}
     misbehaved = [t for t in record.tests if t.outcome in MISBEHAVED and t.nodeid not in gating]
     others = judgement.ordered(misbehaved)

@@ -12,6 +12,7 @@ from dsh_conformance.outcomes import Outcome
 from dsh_conformance.record import RunRecord, TestResult
 from dsh_conformance.reporting.exitstatus import run_exit_status
 from dsh_conformance.reporting.gate import Gate, fail_on_of, gate_of
+from dsh_conformance.reporting.gateitems import GateItem
 from dsh_conformance.reporting.problems import RunProblem, run_problems
 from dsh_conformance.reporting.ranking import gate_ordered
 from dsh_conformance.reporting.reviews import ReviewItem, review_items
@@ -42,6 +43,15 @@ class Judgement:
     def ordered(self, tests: Sequence[TestResult]) -> list[tuple[str, TestResult]]:
         """*tests* in gate order (D-179), each with its rank's word."""
         return gate_ordered(self.seed, self.profile, tests)
+
+    @property
+    def gate_items(self) -> tuple[GateItem, ...]:
+        """What fails the gate, in gate order (D-179: a broken adapter first, then seed
+        MUSTs, ...), manifest problems last: what every report lists first (D-461)."""
+        ranked = {t.nodeid: i for i, (_, t) in enumerate(self.ordered(self.gate.unexpected))}
+        return tuple(
+            sorted(self.gate.items, key=lambda item: ranked.get(item.subject, len(ranked)))
+        )
 
     @property
     def gate_line(self) -> str:

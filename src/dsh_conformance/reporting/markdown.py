@@ -107,7 +107,7 @@ def render(record: RunRecord, *, failures_limit: int = 50) -> str:
 def gate_section(judgement: Judgement, limit: int) -> list[str]:
     """Every result that fails the gate, first (D-461): test, requirement ids, reason, the
     failure as a host author reads it and the replay."""
-    items = judgement.gate.items
+    items = judgement.gate_items
     if not items:
         return []
     lines = [f"### Fails the gate ({len(items)})", ""]

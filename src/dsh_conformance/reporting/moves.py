@@ -8,7 +8,7 @@ from typing import Any, Final
 
 from attrs import frozen
 
-from dsh_conformance.outcomes import BROKE, FAILING, Outcome
+from dsh_conformance.outcomes import BROKE, Outcome
 from dsh_conformance.record import RunRecord, TestResult
 
 
@@ -46,8 +46,6 @@ class Change:
 _CODE: Final = re.compile(r"\b(?:SESSION_REFERENCE|DSH)_[A-Z0-9_]+\b")
 _ADDRESS: Final = re.compile(r"\b0x[0-9a-fA-F]+\b")
 _SPACE: Final = re.compile(r"\s+")
-#: Outcomes that count as "failing" for a changed-failure comparison.
-FAILED_OR_EXPECTED: Final = FAILING | {Outcome.XFAIL}
 
 
 #: Lines of a failure message that vary between identical runs (Hypothesis' notes).
@@ -94,6 +92,17 @@ def _raw(test: TestResult) -> Outcome:
     if test.outcome is Outcome.XFAIL:
         return Outcome(test.detail) if test.detail else Outcome.FAIL
     return test.outcome
+
+
+def implementation_failed(test: TestResult) -> bool:
+    """Whether the implementation failed *test*, whatever a manifest expected: an
+    ``xfail`` did, an ``xpass`` did not (it passed: issue 43)."""
+    return _rank(_raw(test)) == 0
+
+
+def implementation_passed(test: TestResult) -> bool:
+    """Whether the implementation passed *test* (``pass``, or an ``xpass``)."""
+    return _rank(_raw(test)) == 2
 
 
 def _rank(outcome: Outcome) -> int:

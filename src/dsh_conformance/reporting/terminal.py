@@ -134,7 +134,7 @@ def gate_lines(judgement: Judgement) -> RenderableType:
     gate = judgement.gate
     line = Text("gate: ", style="bold")
     line.append(for_terminal(gate.label), "bold green" if gate.passed else "bold red")
-    for item in gate.items[:FAILURE_LIMIT]:
+    for item in judgement.gate_items[:FAILURE_LIMIT]:
         about = f" ({item.about})" if item.about else ""
         line.append(
             f"\n  {item.kind}{about}: {for_terminal(item.subject)}",
@@ -209,7 +209,7 @@ def failures(judgement: Judgement, limit: int = FAILURE_LIMIT) -> RenderableType
     """What fails the gate first, in full; then the failures no manifest expects that
     the gate does not count (D-179 order)."""
     record = judgement.record
-    items = judgement.gate.items
+    items = judgement.gate_items
     lines: list[RenderableType] = []
     if items:
         lines.append(Text(f"fails the gate ({len(items)}):", style="bold red"))
