@@ -102,10 +102,14 @@ def _cut(escaped: str, limit: int) -> str:
 
 def for_markdown_code(text: str, limit: int = 300) -> str:
     """*text* as one inert Markdown code span (a test id, a command): a fence longer than
-    any backtick run inside, pipes escaped for a table cell (GFM reads ``\\|`` there)."""
+    any backtick run inside, pipes escaped for a table cell (GFM reads ``\\|`` there).
+    Text with a backslash is inert text instead: in a table cell GFM would pair the
+    backslash with the pipe's escape and split the cell."""
     one = printable(text, keep_newlines=False)
     if len(one) > limit:
         one = one[: limit - 1] + "…"
+    if "\\" in one:  # GFM reads a backslash before an escaped pipe as an escape pair
+        return markdown_text(one)
     one = one.replace("|", "\\|")
     longest = max((len(run) for run in re.findall("`+", one)), default=0)
     fence = "`" * (longest + 1)
