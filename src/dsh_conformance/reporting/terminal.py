@@ -20,7 +20,7 @@ from dsh_conformance.outcomes import MISBEHAVED, Outcome
 from dsh_conformance.record import RunRecord, TestResult
 from dsh_conformance.reporting import failuretext
 from dsh_conformance.reporting.escape import for_terminal
-from dsh_conformance.reporting.gateitems import GateItem
+from dsh_conformance.reporting.gateitems import MANIFEST_PROBLEM, GateItem
 from dsh_conformance.reporting.judgement import Judgement, judge
 from dsh_conformance.reporting.replay import replay_command
 from dsh_conformance.reporting.rows import (
@@ -192,6 +192,8 @@ def _failure_text(record: RunRecord, test: TestResult, line: Text) -> None:
 
 def item_block(record: RunRecord, item: GateItem) -> Text:
     """One result that fails the gate: outcome, test, requirement ids, reason, failure."""
+    if item.kind == MANIFEST_PROBLEM:
+        return _text(f"EXPECTATION [{item.outcome}] {item.reason}", "bold red")
     line = Text()
     line.append(f"{item.outcome.upper():8}", style=STYLES.get(item.outcome, "bold red"))
     line.append(for_terminal(item.subject))
