@@ -18,7 +18,8 @@ import allowed_preparation as kit
 from harness_cli import cli, run_args
 
 from dsh_conformance.record import load_record
-from dsh_conformance.reporting.summary import requirement_rows, verdicts
+from dsh_conformance.reporting.rows import requirement_rows
+from dsh_conformance.reporting.verdict import verdicts
 
 RUNS = {
     "reworded_warning": ("--requirement", "ENV-0[01]*", "--capability", "prepare"),

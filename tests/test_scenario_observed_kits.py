@@ -28,7 +28,7 @@ from dsh_conformance.conformance import test_scenario_observed as observed
 from dsh_conformance.conformance import test_scenario_partial as partial
 from dsh_conformance.conformance.scenario_oracle import records
 from dsh_conformance.conformance.scenario_programs import EXAMPLES
-from dsh_conformance.reporting.summary import requirement_rows
+from dsh_conformance.reporting.rows import requirement_rows
 
 QUICK = ("--hypothesis-profile", "quick", "--fail-on", "seed")
 

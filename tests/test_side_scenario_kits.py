@@ -28,7 +28,7 @@ from dsh_conformance.adapters.reference import ReferenceAdapter
 from dsh_conformance.conformance import own_records
 from dsh_conformance.conformance import side_scenario_checks as c
 from dsh_conformance.conformance.side_scenario_programs import EXAMPLES
-from dsh_conformance.reporting.summary import requirement_rows
+from dsh_conformance.reporting.rows import requirement_rows
 from dsh_conformance.spec import load_catalog
 
 Check = Callable[[dict[str, Any], dict[str, Any]], object]

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from dsh_conformance.options import RunOptions
 
 
-def print_record(record: Any, fmt: str, out: Any) -> None:
+def print_record(record: Any, fmt: str, out: Any, all_rows: bool = False) -> None:
     """The record on stdout: the table, or the Markdown or JSON report (``--format``)."""
     if fmt == "json":
         from dsh_conformance.reporting import jsonreport
@@ -42,7 +42,7 @@ def print_record(record: Any, fmt: str, out: Any) -> None:
     else:
         from dsh_conformance.reporting.terminal import print_summary
 
-        print_summary(record, out)
+        print_summary(record, out, all_rows=all_rows)
 
 
 def render_reports(record_path: Path) -> dict[str, str]:
@@ -115,12 +115,14 @@ def finish_run(
     err: Any,
     fail_on: str = "seed",
     resume: str = "",
+    all_rows: bool = False,
 ) -> None:
     """Judge the run, settle its footer, write its reports, print it and exit; *resume*
     is the command that continues it when it did not finish."""
     from dsh_conformance import signals
     from dsh_conformance.record import load_record, settle_exit_status
-    from dsh_conformance.reporting.summary import run_exit_status, run_problems
+    from dsh_conformance.reporting.exitstatus import run_exit_status
+    from dsh_conformance.reporting.problems import run_problems
 
     received = signals.received()
     if received is not None and not record_path.exists():
@@ -174,10 +176,10 @@ def finish_run(
         try:
             write_reports(record_path, report_dir, err, fail_on)
         except HarnessError:
-            print_record(load_record(record_path), fmt, out)
+            print_record(load_record(record_path), fmt, out, all_rows)
             raise
         err.print(f"[dim]wrote {record_path}[/dim]")
-    print_record(record, fmt, out)
+    print_record(record, fmt, out, all_rows)
     if report_dir is not None:
         err.print(f"reports: {report_dir / 'report.html'} and {report_dir / 'report.md'}")
     for problem in run_problems(record):

@@ -33,6 +33,8 @@ class RunRequest:
     report_dir: Path | None = None
     no_expectations: bool = False
     verbose: bool = False
+    #: ``--all`` (or ``-v``): every requirement and expected result, not only what is not passing.
+    all_rows: bool = False
     collect_only: bool = False
     fmt: str = "table"
     fail_on: str = "seed"
@@ -165,7 +167,15 @@ def _one_value(command: Callable[[RunRequest], None]) -> Callable[..., None]:
     default=None,
     help="Hypothesis examples per property test (default: the --hypothesis-profile's)",
 )
-@click.option("-v", "--verbose", is_flag=True, help="a line per test on stderr as it finishes")
+@click.option(
+    "-v", "--verbose", is_flag=True, help="a line per test on stderr as it finishes (implies --all)"
+)
+@click.option(
+    "--all",
+    "all_rows",
+    is_flag=True,
+    help="list every requirement and every expected result (default: what is not passing)",
+)
 @click.option(
     "--collect-only",
     is_flag=True,
@@ -205,7 +215,15 @@ def run(request: RunRequest) -> None:
         status = _run(options, record_path, log, err, request.verbose)
         resume = resume_command(request, record_path) if report_dir is not None else ""
         finish.finish_run(
-            status, record_path, report_dir, request.fmt, out, err, request.fail_on, resume
+            status,
+            record_path,
+            report_dir,
+            request.fmt,
+            out,
+            err,
+            request.fail_on,
+            resume,
+            all_rows=request.all_rows or request.verbose,
         )
 
 

@@ -29,7 +29,8 @@ def summary(record: str, fmt: str, allow_incomplete: bool, fail_on: str) -> None
     """Summarise a run record (a file, or - for stdin); exit 1 if a --fail-on verdict
     failed, 3 if the run did not complete."""
     from dsh_conformance.record import load_record
-    from dsh_conformance.reporting.summary import run_failed, run_problems
+    from dsh_conformance.reporting.exitstatus import run_failed
+    from dsh_conformance.reporting.problems import run_problems
 
     out, _ = _consoles()
     loaded = load_record(record)
