@@ -96,7 +96,7 @@ def child_header_stamps_lineage(script: Mapping[str, Any], result: Outcome) -> N
     assert header.get("parentSession") == pid, f"parentSession: {header.get('parentSession')!r}"
     length = header.get("seedLength")
     m = seed_length(script, result)
-    assert type(length) is int, f"seedLength: {length!r}"
+    # a seedLength the schema cannot read as an integer is unjudged, not wrong (D-522)
     assert length == m, f"seedLength {length}, but the child took {m} events of the parent"
 
 

@@ -427,10 +427,12 @@ class HarnessPlugin:
         if guard is not None:
             guard.begin_test()
         self.progress[item.nodeid] = _Progress()
+        from dsh_conformance import unjudged
         from dsh_conformance.checks import take_passed, take_reviews
 
         take_reviews()  # nothing left over from an unrecorded test is this test's
         take_passed()
+        unjudged.take()
         entry = meta.entry
         if entry is not None and entry.status == "unsupported":
             pytest.skip(f"unsupported: {entry.reason} (expectation {entry.id})")
@@ -665,24 +667,34 @@ class HarnessPlugin:
             request=state.request if outcome in FAILING or state.detail else "",
             failure=state.failure if outcome in FAILING or state.detail else {},
             reviews=self._reviews(),
-            judged=self._judged(meta, state, outcome),
+            **self._judgement(meta, state, outcome),
         )
         self.results.append(result)
         if self.writer is not None:
             self.writer.test(result)
 
     @staticmethod
-    def _judged(meta: ItemMeta, state: _Progress, outcome: Outcome) -> tuple[str, ...] | None:
-        """For a failed test, the cited ids it concluded on (D-330): those it blames and
-        those whose every check ran and passed; None for any other test (it judges every
-        id it cites, or none when the adapter broke)."""
+    def _judgement(meta: ItemMeta, state: _Progress, outcome: Outcome) -> dict[str, Any]:
+        """``judged``: for a failed test, the cited ids it concluded on (D-330): those it
+        blames and those whose every check ran and passed; None for any other test (it
+        judges every id it cites, or none when the adapter broke).  ``unjudged``: the
+        checks that could not read a field (D-521, D-522), by cited id."""
+        from dsh_conformance import unjudged
         from dsh_conformance.checks import take_passed
 
         passed = take_passed()
-        if not (outcome in FAILING or state.detail) or adapter_broke(outcome, state.detail):
-            return None
-        cited = set(meta.requirements)
-        return tuple(dict.fromkeys([*state.blame, *(r for r in passed if r in cited)]))
+        entries = unjudged.take()
+        if adapter_broke(outcome, state.detail):
+            return {"judged": None}
+        concluded = {*state.blame, *passed}
+        cited = tuple(r for r in meta.requirements if r not in state.blame)
+        found = tuple(
+            e for e in unjudged.resolve(entries, cited, concluded) if e["requirement"] in cited
+        )
+        if not (outcome in FAILING or state.detail):
+            return {"judged": None, "unjudged": found}
+        judged = tuple(dict.fromkeys([*state.blame, *(r for r in passed if r in set(cited))]))
+        return {"judged": judged, "unjudged": found}
 
     def _reviews(self) -> tuple[dict[str, Any], ...]:
         """The reviews the test asked for (checks.review, D-199), each with the host's

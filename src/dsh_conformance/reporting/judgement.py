@@ -18,6 +18,7 @@ from dsh_conformance.reporting.summary import (
     run_problems,
     verdicts,
 )
+from dsh_conformance.unjudged import notices as unreadable_notices
 
 
 @frozen
@@ -65,7 +66,7 @@ def judge(
         profile=profile,
         gate=gate_of(record, fail_on, incomplete_ok=incomplete_ok),
         problems=run_problems(record, incomplete_ok=incomplete_ok),
-        notices=tuple(coverage_notices(record)),
+        notices=(*coverage_notices(record), *unreadable_notices(record.tests)),
         exit_status=run_exit_status(record, fail_on, incomplete_ok=incomplete_ok),
     )
 

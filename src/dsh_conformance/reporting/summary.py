@@ -35,6 +35,11 @@ REVIEW: Final = "review"
 MAY_ONLY: Final = "MAY: cannot fail the seed verdict"
 #: Every test judging it ended in a crash, timeout or unreadable result (D-212).
 UNRELIABLE: Final = "not judged: adapter unreliable"
+#: Every test citing it could not read a field its checks need (D-522).
+UNREADABLE: Final = "not judged: unreadable field"
+#: Passing where it was read, unreadable elsewhere: ``pass on N of M paths (K unreadable)``
+#: (D-522), never a plain pass; a verdict counts it as partly judged.
+PARTLY: Final = "partly judged"
 #: Statuses that fail a verdict at a gating level: an expected failure is a failure (D-210).
 FAILED_STATUSES: Final = frozenset({FAIL, XFAIL})
 STATUS_ORDER: Final = (
@@ -42,6 +47,8 @@ STATUS_ORDER: Final = (
     XFAIL,
     REVIEW,
     PASS,
+    PARTLY,
+    UNREADABLE,
     UNRELIABLE,
     INCONCLUSIVE,
     UNSUPPORTED,
@@ -81,19 +88,43 @@ def requirement_status(
     failed test that passed *requirement*'s checks passes it (D-330)."""
     if not tests:
         return NOT_APPLICABLE if level == "informative" else UNTESTED
-    judging = [t for t in tests if not t.broke]
+    field = (lambda t: t.unreadable_for(requirement)) if requirement else (lambda t: False)
+    judging = [t for t in tests if not t.broke and not field(t)]
+    unread = [t for t in tests if field(t) or (t.broke and _unreadable_result(t))]
     if not judging:
-        return UNRELIABLE
+        return UNREADABLE if any(field(t) for t in tests) else UNRELIABLE
     passes = (lambda t: t.passes(requirement)) if requirement is not None else (lambda t: False)
     failed = [t for t in judging if t.misbehaved and not passes(t)]
     if failed:
         return XFAIL if all(t.outcome is Outcome.XFAIL for t in failed) else FAIL
     outcomes = {Outcome.PASS if passes(t) else t.outcome for t in judging}
     if outcomes & {Outcome.PASS, Outcome.XPASS}:
+        if unread:  # D-522: a pass on the paths that were read, never a plain pass
+            read = sum(
+                1 for t in judging if passes(t) or t.outcome in (Outcome.PASS, Outcome.XPASS)
+            )
+            return partly(read, read + len(unread), len(unread))
         return PASS
+    if any(field(t) for t in tests):  # no path read it: unreadable, not unsupported
+        return UNREADABLE
     if outcomes == {Outcome.UNSUPPORTED}:
         return UNSUPPORTED
     return NOT_APPLICABLE
+
+
+def _unreadable_result(test: TestResult) -> bool:
+    """A test whose whole result could not be read (a protocol problem, D-251)."""
+    raw = Outcome(test.detail) if test.outcome is Outcome.XFAIL and test.detail else test.outcome
+    return raw is Outcome.PROTOCOL
+
+
+def partly(read: int, paths: int, unreadable: int) -> str:
+    """The status of a requirement passing on *read* of *paths* tests (D-522)."""
+    return f"pass on {read} of {paths} paths ({unreadable} unreadable)"
+
+
+def is_partly(status: str) -> bool:
+    return status == PARTLY or (status.startswith("pass on ") and status.endswith("unreadable)"))
 
 
 def requirement_rows(
@@ -109,7 +140,8 @@ def requirement_rows(
     unjudged: set[str] = set()
     for test in record.tests:
         for cited in test.requirements:
-            if test.judges(cited) or test.broke:  # a broken test is shown, judges nothing
+            # a broken test, or one that could not read a field, is shown and judges nothing
+            if test.judges(cited) or test.broke or test.unreadable_for(cited):
                 by_req.setdefault(cited, []).append(test)
             else:
                 unjudged.add(cited)
@@ -383,7 +415,28 @@ def run_problems(record: RunRecord, *, incomplete_ok: bool = False) -> tuple[Run
                 blocks=False,
             )
         )
+    problems += _suite_reading_errors(record)
     return tuple(problems)
+
+
+def _suite_reading_errors(record: RunRecord) -> list[RunProblem]:
+    """The suite's own reading errors (D-521): shown, blocking nothing, failing no run."""
+    from dsh_conformance.unjudged import suite_problems
+
+    found = suite_problems(record.tests)
+    if not found:
+        return []
+    return [
+        RunProblem(
+            "suite-problem",
+            f"checks of the suite read fields the protocol does not promise ({len(found)}): "
+            + "; ".join(found[:5]),
+            "report it to the suite's maintainers with the record: those checks judged "
+            "nothing, the adapter is not blamed",
+            exit_status=0,
+            blocks=False,
+        )
+    ]
 
 
 @frozen
@@ -417,6 +470,10 @@ class Verdict:
     unsupported: int = 0
     unreliable: tuple[str, ...] = ()
     unjudged: int = 0
+    #: Gating-level requirements passing where read and unreadable elsewhere (D-522), and
+    #: those no test could read (every check of them met an unreadable field).
+    partly: tuple[str, ...] = ()
+    unreadable: int = 0
     #: The failing ids whose every failure the manifest expected (shown, never excused).
     expected: tuple[str, ...] = ()
     #: ``38 crashes, 2 timeouts`` when the adapter broke in the run, else empty.
@@ -428,7 +485,7 @@ class Verdict:
 
     @property
     def judged(self) -> int:
-        return self.passing + len(self.failing)
+        return self.passing + len(self.failing) + len(self.partly)
 
     @property
     def not_judged(self) -> list[str]:
@@ -438,9 +495,18 @@ class Verdict:
             parts.append(f"{self.unsupported} not judged (capabilities not declared)")
         if self.unreliable:
             parts.append(f"{len(self.unreliable)} not judged (adapter unreliable: {self.faults})")
+        if self.unreadable:
+            parts.append(f"{self.unreadable} not judged (unreadable fields)")
         if self.unjudged:
             parts.append(f"{self.unjudged} not judged (no test judged them)")
         return parts
+
+    @property
+    def partly_text(self) -> str:
+        """`` (2 partly judged: unreadable on some paths)`` when some were (D-522)."""
+        if not self.partly:
+            return ""
+        return f" ({len(self.partly)} partly judged: unreadable on some paths)"
 
     @property
     def label(self) -> str:
@@ -456,6 +522,8 @@ class Verdict:
         text = f"pass on {self.judged} of {self.gating} {self.noun}" if partial else "pass"
         if partial and not self.judged:
             text = f"not judged (0 of {self.gating} {self.noun})"
+        elif self.partly:
+            text += f", {len(self.partly)} partly judged"
         if self.warnings:
             text += f", {len(self.warnings)} SHOULD/MAY failing"
         return text
@@ -470,7 +538,13 @@ class Verdict:
             expected = f" ({len(self.expected)} expected by the manifest)" if self.expected else ""
             text = (
                 f"FAIL — {len(self.failing)} of {self.gating} {self.noun} failing{expected}, "
-                + ", ".join([f"{self.passing} pass", *rest])
+                + ", ".join(
+                    [
+                        f"{self.passing} pass",
+                        *([f"{len(self.partly)} partly judged"] * bool(self.partly)),
+                        *rest,
+                    ]
+                )
             )
             blockers = [PROBLEM_WORDS.get(c, c) for c in self.blocked]
             if blockers:
@@ -484,9 +558,12 @@ class Verdict:
         elif rest:
             missing = self.gating - self.judged
             text = (
-                f"pass on the {self.judged} {self.name} {self.noun} judged; {missing} not "
-                f"judged ({'; '.join(p.split(' not judged ')[1].strip('()') for p in rest)})"
+                f"pass on the {self.judged} {self.name} {self.noun} judged{self.partly_text}; "
+                f"{missing} not judged "
+                f"({'; '.join(p.split(' not judged ')[1].strip('()') for p in rest)})"
             )
+        elif self.partly:
+            text = f"pass on the {self.judged} {self.name} {self.noun} judged{self.partly_text}"
         else:
             text = f"pass — all {self.gating} {self.noun} pass"
         if self.warnings:
@@ -514,6 +591,8 @@ class Verdict:
                 "unsupported": self.unsupported,
                 "unreliable": list(self.unreliable),
                 "unjudged": self.unjudged,
+                "partly": list(self.partly),
+                "unreadable": self.unreadable,
             },
         }
 
@@ -551,7 +630,7 @@ def verdicts(
                 title=title,
                 failing=failing,
                 warnings=warnings,
-                counts=dict(Counter(r.status for r in mine)),
+                counts=dict(Counter(PARTLY if is_partly(r.status) else r.status for r in mine)),
                 total=len(mine),
                 blocked=blocked,
                 noun="MUSTs" if name == "seed" else "MUST/SHOULDs",
@@ -560,6 +639,8 @@ def verdicts(
                 unsupported=sum(r.status == UNSUPPORTED for r in gating),
                 unreliable=tuple(r.id for r in gating if r.status == UNRELIABLE),
                 unjudged=sum(r.status in _UNJUDGED for r in gating),
+                partly=tuple(r.id for r in gating if is_partly(r.status)),
+                unreadable=sum(r.status == UNREADABLE for r in gating),
                 expected=tuple(r.id for r in gating if r.status == XFAIL),
                 faults=faults,
             )
@@ -597,7 +678,7 @@ def run_exit_status(
     """The exit status of a run judged by *gate*: the first run problem's status (130
     interrupted, 3 aborted or truncated, 5 nothing applicable, 1 otherwise), else 1 when
     the gate fails, else 0 (D-176)."""
-    problems = run_problems(record, incomplete_ok=incomplete_ok)
+    problems = [p for p in run_problems(record, incomplete_ok=incomplete_ok) if p.exit_status]
     if problems:
         return problems[0].exit_status
     return EX_FAILURES if _failed(record, gate) else 0
