@@ -368,7 +368,14 @@ def expect_equal(
     """Fail *requirement* unless ``actual == expected``, showing both."""
     __tracebackhide__ = True  # pytest shows the failing test line, not this helper
     _ran(requirement)
-    if actual != expected:
+    try:
+        differs = actual != expected
+    except UnreadableField as exc:  # a field of *actual* cannot be read (D-522)
+        if _could_not_judge(requirement, exc):
+            _unsettled(requirement)
+            return
+        raise
+    if differs:
         headline = f"{what} differs from what the requirement demands"
         shown_expected, shown_actual = _show(expected), _show(actual)
         if len(shown_expected) + len(shown_actual) <= 160:
