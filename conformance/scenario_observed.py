@@ -286,6 +286,59 @@ def waterfall_allow_is_authoritative(
         assert got == set(contexts), f"submission {k}: contexts {sorted(got)} not {contexts}"
 
 
+def _strings(value: object) -> Iterator[str]:
+    """Every string value under *value* (keys left out)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def blocked_submissions_write_nothing(
+    script: Mapping[str, Any], result: Mapping[str, Any], found: Sequence[Record]
+) -> None:
+    """INBOX-011 read directly (issue 45 item 4): every submission the listener chain blocks
+    -- known from the script and the outcome's ``submissions``, not from the host's own
+    account of a block -- leaves no prompt event holding its text and no prompt or context
+    event holding one of its contexts.  Independent of INBOX-012's pairing and of the
+    host's event for a block (a host may log the block in its own words)."""
+    events = result["log"]["events"]
+    submissions = result.get("submissions")
+    if not isinstance(submissions, list):  # which prompt was blocked cannot be read (D-522)
+        from dsh_conformance.unjudged import UnreadableField
+
+        raise UnreadableField("scenario.run", "/submissions", "what each prompt-submit saw", "none")
+    counts: dict[str, int] = {}
+    for record in found:
+        counts[record.text] = counts.get(record.text, 0) + 1
+    by_text = {r.text: r for r in found if counts[r.text] == 1}
+    for k, submission in enumerate(submissions, start=1):
+        shown = texts(submission["content"])
+        blocked = by_text.get(shown[0]) if len(shown) == 1 else None
+        if blocked is None or _decide(_chain(script, k), blocked)[0] != "block":
+            continue
+        record = blocked
+        own = {c["content"][0]["text"] for c in record.contexts}
+        for position, event in enumerate(events):
+            kind = event.get("type")
+            if kind not in PROMPT_EVENTS | {"context/message"}:
+                continue
+            written = set(_strings(event.get("data")))
+            assert not (kind in PROMPT_EVENTS and record.text in written), (
+                f"submission {k} was blocked, but event {position} ({kind}) writes its "
+                f"prompt {record.text}"
+            )
+            leaked = sorted(own & written)
+            assert not leaked, (
+                f"submission {k} was blocked, but event {position} ({kind}) writes its "
+                f"contexts {', '.join(leaked)}"
+            )
+
+
 # --- INBOX-030 / INBOX-032 / INBOX-035 / ENV-065: the host's prepare() ---------------------
 
 
