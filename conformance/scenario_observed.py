@@ -20,6 +20,7 @@ from dsh_conformance.conformance.scenario_oracle import (
     Record,
     baked,
     display,
+    js,
     run_after,
     texts,
 )
@@ -76,7 +77,7 @@ def prefix_adds_no_event(events: Sequence[Event]) -> None:
         body = _json(event)
         carried = [t for t in prefixes if _json(t)[1:-1] in body]
         carried += [r for r in records if r in body]
-        assert not carried, f"a new event type {event['type']} carries the prefix: {event}"
+        assert not carried, f"a new event type {event['type']} carries the prefix: {js(event)}"
 
 
 # --- ENV-061 / INBOX-034: what prompt-submit received --------------------------------------
@@ -150,13 +151,13 @@ def each_record_is_one_snapshot(
     for seen in observed(result, "queued", "INBOX-001"):
         shown = texts(seen["content"])
         if any(t.startswith("msg-") for t in shown):
-            assert shown[-1] in accepted, f"observed a refused record: {seen}"
-            assert len(shown) == 1, f"observed more than the record's content: {seen}"
+            assert shown[-1] in accepted, f"observed a refused record: {js(seen)}"
+            assert len(shown) == 1, f"observed more than the record's content: {js(seen)}"
     for record in found:
         seen = _observation(result, record, "INBOX-001")
         step = script["steps"][record.index]
         assert seen["content"] == [{"type": "text", "text": record.text}], seen
-        assert seen["source"] == step.get("source", USER), f"source not resolved: {seen}"
+        assert seen["source"] == step.get("source", USER), f"source not resolved: {js(seen)}"
 
 
 def queued_reports_the_frozen_contexts(result: Mapping[str, Any], found: Sequence[Record]) -> None:
@@ -176,7 +177,7 @@ def refused_whole(script: Mapping[str, Any], result: Mapping[str, Any]) -> None:
         if step["do"] not in {"send", "steer"} or "$hostile" not in json.dumps(step):
             continue
         assert outcome["fired"], step
-        assert "error" in outcome, f"accepted a value JSON cannot carry: {step}"
+        assert "error" in outcome, f"accepted a value JSON cannot carry: {js(step)}"
         marker = step.get("text") or step.get("contexts", [{}])[0].get("content", [{}])[0]
         if isinstance(marker, str):
             assert marker not in dumped, f"{marker} was written"
@@ -195,7 +196,7 @@ def inject_accepts_source_and_meta(script: Mapping[str, Any], result: Mapping[st
     for step, outcome in zip(script["steps"], result["steps"], strict=True):
         if step["do"] != "inject" or not outcome["fired"] or outcome["status"] == "disposed":
             continue
-        assert "error" not in outcome, f"inject refused: {step} -> {outcome['error']}"
+        assert "error" not in outcome, f"inject refused: {js(step)} -> {outcome['error']}"
         written = [
             e for e in events if e["type"] in PROMPT_EVENTS | {"context/message"}
             and texts(e["data"]["content"]) == [step["text"]]
@@ -276,14 +277,16 @@ def waterfall_allow_is_authoritative(
         if decision[0] == "throw":
             return  # the turn failed before admission: later pairs are not this one's
         if decision[0] == "block":
-            assert event["type"] == "prompt/blocked", f"submission {k}: not blocked: {event}"
+            assert event["type"] == "prompt/blocked", f"submission {k}: not blocked: {js(event)}"
             continue
         _, content, contexts = decision
         assert event["type"] == "user/message", f"submission {k}: blocked against the allow"
         want = [record.text] if content is None else content
-        assert texts(display(event)) == want, f"submission {k}: {display(event)} not {want}"
+        assert texts(display(event)) == want, f"submission {k}: {js(display(event))} not {js(want)}"
         got = _carried(events, position)
-        assert got == set(contexts), f"submission {k}: contexts {sorted(got)} not {contexts}"
+        assert got == set(contexts), (
+            f"submission {k}: contexts {js(sorted(got))} not {js(contexts)}"
+        )
 
 
 def _strings(value: object) -> Iterator[str]:
@@ -351,7 +354,7 @@ def mentions_are_carried_verbatim(script: Mapping[str, Any], result: Mapping[str
     want = [[{"type": "text", "text": s["text"]}] for s in sent]
     assert [e["data"]["content"] for e in users] == want, "the prompt was not carried verbatim"
     for event in users:
-        assert "envelope" not in event["data"], f"the agent built an envelope: {event}"
+        assert "envelope" not in event["data"], f"the agent built an envelope: {js(event)}"
     assert not [e for e in events if e["type"] == "context/message"], "the agent added context"
     for request, event in zip(result["requests"], users, strict=False):
         last = request["messages"][-1]

@@ -21,6 +21,7 @@ from dsh_conformance.conformance.agent_support import (
     derive,
     surface,
 )
+from dsh_conformance.conformance.scenario_oracle import js
 from dsh_conformance.conformance.side_invariants import (
     canonical_json,
     length_capped,
@@ -167,7 +168,7 @@ def handback_is_asked_then_injected(script: Mapping[str, Any], result: Outcome) 
     for index, outcome in fired(script, result, "askHandback"):
         if "child" not in outcome or outcome["child"]["status"] == "disposed":
             continue
-        assert "error" not in outcome, f"step {index}: the handback request failed: {outcome}"
+        assert "error" not in outcome, f"step {index}: the handback request failed: {js(outcome)}"
         after = events[outcome["child"]["logLength"] :]
         answered = [e for e in after if e["type"] == "assistant/message" and event_text(e)]
         assert answered, f"step {index}: the child never answered the handback request"
@@ -269,7 +270,7 @@ def child_outlives_the_parent(script: Mapping[str, Any], result: Outcome) -> Non
         step = script["steps"][index]
         if step.get("session") != "child" or "child" not in outcome:
             continue
-        assert "error" not in outcome, f"step {index}: the child refused a prompt: {outcome}"
+        assert "error" not in outcome, f"step {index}: the child refused a prompt: {js(outcome)}"
         if not ends_child:
             assert dumped(step["text"])[1:-1] in asked, f"step {index}: never reached the model"
     if not ends_child:

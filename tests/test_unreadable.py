@@ -312,3 +312,41 @@ def test_a_static_case_on_the_wrong_side_blames_its_cited_ids() -> None:
             ["MENTION-003"],
         )
     assert blamed(code.value) == ("REF-010",)
+
+
+def test_a_bare_assert_fails_with_its_condition_not_python_reprs() -> None:
+    """Issue 45: a failed bare ``assert`` inside a check said ``assert [{'role': 'us...``;
+    it says the condition as written, the inputs beside it as JSON."""
+
+    def body() -> None:
+        with collect(), check("URI-001", value=[{"role": "user"}]):
+            got = [{"role": "user", "text": "a"}]
+            assert got == [{"role": "user", "text": "b"}]
+
+    with pytest.raises(AssertionError) as caught:
+        body()
+    assert str(caught.value) == 'not so: got == [{"role": "user", "text": "b"}]'
+    assert "'role'" not in " ".join(failure_lines(caught.value))
+    assert any('value = [{"role":"user"}]' in note for note in caught.value.__notes__)
+
+
+def test_one_delimiter_is_read_in_any_block_layout() -> None:
+    """Issue 45: "not exactly one delimiter" was shown on a prompt with exactly one, merged
+    into the prompt's text block; two delimiter lines still fail, words inside a JSON
+    string of the data never count."""
+    from dsh_conformance.conformance.scenario_oracle import one_delimiter_after_all_prefix_blocks
+
+    prefix = {"content": [{"type": "text", "text": 'SNAP {"t":"## My request:"}'}]}
+    envelope = {"prefixContexts": [prefix], "displayContent": [{"type": "text", "text": "q"}]}
+
+    def event(*blocks: str) -> dict[str, Any]:
+        content = [{"type": "text", "text": b} for b in blocks]
+        return {"type": "user/message", "data": {"content": content, "envelope": envelope}}
+
+    snap = 'SNAP {"t":"## My request:"}'
+    one_delimiter_after_all_prefix_blocks([event(snap, "\n\n## My request:\nq")])
+    one_delimiter_after_all_prefix_blocks([event(snap, "\n\n## My request:\n", "q")])
+    with pytest.raises(AssertionError, match="2 delimiters"):
+        one_delimiter_after_all_prefix_blocks([event(snap, "\n## My request:\n## My request:\nq")])
+    with pytest.raises(AssertionError, match="does not follow every prefix context"):
+        one_delimiter_after_all_prefix_blocks([event("\n## My request:\n", snap, "q")])

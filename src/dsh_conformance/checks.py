@@ -214,6 +214,22 @@ def _raise_all(failures: Sequence[Exception]) -> None:
         raise ExceptionGroup(f"{len(failures)} checks failed", list(failures))
 
 
+def _without_python_reprs(exc: AssertionError) -> None:
+    """A bare ``assert`` that failed says what pytest's rewriting made of it, Python reprs
+    of the values (``assert [{'role': 'us...``): say the condition as written instead (the
+    check's inputs, shown as JSON beside it, hold the values)."""
+    import linecache
+
+    if isinstance(exc, CheckFailure) or not str(exc).startswith("assert "):
+        return
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    line = linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno).strip() if tb else ""
+    condition = line.removeprefix("assert ").rstrip(",( ") or "a condition"
+    exc.args = (f"not so: {condition}",)
+
+
 def _could_not_judge(requirement: str, exc: Exception) -> bool:
     """Note that *requirement*'s check could not read a field (the host's unreadable field
     or the suite's reading error, D-521/D-522); True when an open collector lets the test
@@ -321,6 +337,8 @@ def check(requirement: str, **inputs: object) -> Iterator[None]:
         raise _reading(exc, f"checking {requirement}", "a result", dict(inputs), None) from exc
     except Exception as exc:
         _unsettled(requirement)
+        if isinstance(exc, AssertionError):
+            _without_python_reprs(exc)
         blame(exc, requirement, inputs)
         if isinstance(exc, AssertionError) and _record(exc):
             return
