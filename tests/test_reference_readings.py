@@ -54,8 +54,10 @@ LISTED: Final = {
     ),
     ("test_retention", "test_retention_properties"): (
         "RET-002 and RET-003 read the host's own uncapped projection (own_projection, "
-        "D-523); case.expected is read by profile ids only (RET-005..RET-014, RET-007's "
-        "counts) and for statistics"
+        "D-523); case.expected gives RET-002 only which messages are the current compact "
+        "checkpoints (the note's: 'checkpoint user messages carrying the canonical source'), "
+        "their texts compared up to whitespace or as cuts; the rest of it is read by profile "
+        "ids only (RET-005..RET-014, RET-007's counts) and for statistics"
     ),
 }
 
