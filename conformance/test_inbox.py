@@ -614,8 +614,14 @@ def test_cancel_during_a_tool_batch_pairs_calls_and_drops_steering(impl: Impleme
     results = of_type(events, "tool/result")
     with check("INBOX-022", events=events):
         assert len(results) == 2 == len(of_type(events, "tool/call"))
-        assert results[1]["data"]["isError"] is True
-        assert results[1]["data"]["error"]["code"] == "TOOL_ABORTED_BEFORE_DISPATCH"
+        aborted = results[1]["data"]
+        assert aborted.get("isError") is True, "the undispatched call's result is no error"
+        error = aborted.get("error")
+        code = error.get("code") if isinstance(error, dict) else None
+        assert code == "TOOL_ABORTED_BEFORE_DISPATCH", (
+            f"the undispatched call's result has error code {code}, not the reference's "
+            "TOOL_ABORTED_BEFORE_DISPATCH"
+        )
         assert events[-1]["data"] == {"turn": 1, "reason": {"kind": "aborted"}}
         assert events[-2]["type"] == "step/end"
         for dropped in ("MSG-S", "CTX-S", "MSG-Q", "CTX-Q"):
@@ -639,7 +645,8 @@ def test_dispose_ends_the_turn_and_drops_every_record(impl: Implementation) -> N
         assert events[-1]["data"] == {"turn": 1, "reason": {"kind": "disposed"}}
         assert len(of_type(events, "tool/result")) == len(of_type(events, "tool/call")) == 2
         assert agent.state()["status"] == "disposed"
-        assert agent.notifications()[-1]["status"] == "disposed"
+        last = agent.notifications()[-1]
+        assert last.get("status") == "disposed", "the last notification reports no disposed status"
         assert agent.call("agent.run")["steps"] == 0
         assert agent.events() == events
         for verb in ("agent.send", "agent.steer", "agent.inject"):
@@ -699,11 +706,12 @@ def test_a_seeded_agent_continues_turn_numbers(impl: Implementation) -> None:
     agent.call("agent.send", content=text("three"))
     agent.run()
     events = agent.events()
-    assert events[: len(seed)] == seed
-    starts = [e["data"]["turn"] for e in of_type(events, "turn/start")]
-    assert starts == [1, 2, 3]
-    header = of_type(events[len(seed) :], "request/header")[0]["data"]
-    assert header["reason"] == "resume"
+    assert events[: len(seed)] == seed, "the seed is not the log's prefix"
+    starts = [e["data"].get("turn") for e in of_type(events, "turn/start")]
+    assert starts == [1, 2, 3], f"turn numbers {starts} do not continue the seed's"
+    headers = of_type(events[len(seed) :], "request/header")
+    reason = (headers[0].get("data") or {}).get("reason") if headers else None
+    assert reason == "resume", f"the first request header after the seed has reason {reason}"
 
 
 @pytest.mark.req("INBOX-031")

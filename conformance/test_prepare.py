@@ -341,6 +341,8 @@ def test_null_options_take_their_defaults(impl: Implementation) -> None:
 def test_no_references_no_context(impl: Implementation, content: list[Any]) -> None:
     for extra in ({}, {"cancelAt": "before"}, {"cancelAt": 0}):
         result = prepare(impl, [], content=content, **extra)
+        if isinstance(result, dict) and result.get("sources") == []:
+            result = {k: v for k, v in result.items() if k != "sources"}  # no sources: allowed
         expect_equal("PREP-014", result, {"content": content, "contexts": []}, extra=extra)
 
 
@@ -581,9 +583,11 @@ def test_upstream_fixture_payload_and_meta(impl: Implementation) -> None:
     texts = [m["text"] for m in source["messages"]]
     leaked = [t for t in texts if t in {"old user", "workspace secret", "plugin steer", "partial"}]
     expect("PROJ-004", not leaked, "an excluded text reached the snapshot", leaked=leaked)
+    # the fixture's messages without text (reasoning only) may be kept as '' or dropped
+    # (D-256, D-524)
     expect_equal(
         "PROJ-001",
-        texts,
+        [t for t in texts if t != ""],
         [
             "<compacted-summary>checkpoint</compacted-summary>",
             "recent user",

@@ -75,6 +75,15 @@ class FramingInTheSystemPrompt(KitHost):
         child.system = lambda: plain() + "\n\n" + FRAMING  # type: ignore[method-assign]
 
 
+class MistypedStampBesideABreach(FramingInTheSystemPrompt):
+    """Issue 42 item 2: the child's seedLength is a string ("21") -- a field no check can
+    read -- and the framing goes into the system prompt (a real breach of SIDE-008 and
+    SIDE-017, which must still be caught): only the checks reading the stamp are unjudged."""
+
+    def child_header(self, seed: list[dict[str, Any]]) -> dict[str, Any]:
+        return {**super().child_header(seed), "seedLength": str(len(seed))}
+
+
 class MergesOverTheCap(KitHost):
     """The handback is merged whole, whatever the cap (SIDE-025, SIDE-031)."""
 
@@ -310,6 +319,9 @@ marks_the_source = kit_factory(MarksTheSource, "marks the source")
 no_framing = kit_factory(NoFraming, "no framing")
 framed_twice = kit_factory(FramedTwice, "framed twice")
 framing_in_the_system_prompt = kit_factory(FramingInTheSystemPrompt, "framing in the system prompt")
+mistyped_stamp_beside_a_breach = kit_factory(
+    MistypedStampBesideABreach, "mistyped stamp beside a breach"
+)
 merges_over_the_cap = kit_factory(MergesOverTheCap, "merges over the cap")
 merges_into_the_child = kit_factory(MergesIntoTheChild, "merges into the child")
 merges_from_another_plugin = kit_factory(MergesFromAnotherPlugin, "merges from another plugin")

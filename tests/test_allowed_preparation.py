@@ -27,6 +27,7 @@ RUNS = {
     "other_config_code": ("--requirement", "PREP-003", "--requirement", "PREP-012"),
     "other_notice_wording": ("--capability", "retention"),
     "own_context_layout": ("--capability", "prepare", "--capability", "retention"),
+    "own_joining_and_empty_items": ("--capability", "projection", "--capability", "retention"),
 }
 
 

@@ -137,6 +137,34 @@ def test_a_broken_host_fails_its_sentence_only(factory: str) -> None:
     assert set(found) == BROKEN[factory], found
 
 
+def test_a_mistyped_stamp_hides_only_its_own_check() -> None:
+    """Issue 42 item 2 (D-522): seedLength "21" leaves SIDE-005 unjudged; the breach beside
+    it (the framing in the system prompt) still fails SIDE-008 and SIDE-017, and every
+    check not reading the stamp judges."""
+    from dsh_conformance.unjudged import UnreadableField
+
+    factory = "mistyped_stamp_beside_a_breach"
+    impl = Implementation(getattr(side_kit_variants, factory)(), factory)
+    failed: set[str] = set()
+    unread: dict[str, str] = {}
+    for script in EXAMPLES:
+        result = impl.call("side.scenario.run", **script)
+        for rid, rule in CHECKS.items():
+            if rid == "SIDE-029" and "seed" not in script["parent"]:
+                continue
+            try:
+                rule(script, result)
+            except AssertionError:
+                failed.add(rid)
+            except UnreadableField as exc:
+                unread.setdefault(rid, exc.field)
+    assert {"SIDE-008", "SIDE-017"} <= failed, failed
+    assert "SIDE-005" in unread, (failed, unread)
+    assert "SIDE-005" not in failed, (failed, unread)
+    assert unread["SIDE-005"].endswith("/seedLength"), unread
+    assert failed | set(unread) != set(CHECKS), "every check stopped: not per field"
+
+
 QUICK = ("--hypothesis-profile", "quick", "--fail-on", "seed")
 
 
@@ -162,6 +190,20 @@ def test_an_allowed_kit_passes_the_side_scenario_tests_through_the_cli(
     assert done.returncode == 0, done.stdout[-3000:]
     rows = {row.id: row.status for row in requirement_rows(record)}
     assert {rid for rid in SEED_004_MUSTS if rows.get(rid) not in {"pass", "review"}} == set(), rows
+
+
+def test_a_mistyped_stamp_is_named_and_unjudged_through_the_cli(tmp_path: Path) -> None:
+    """D-522 end to end: SIDE-005 reads not judged (the field, the type, the value named),
+    the breach fails SIDE-008, no test is a protocol problem."""
+    adapter = "python:side_kit_variants:mistyped_stamp_beside_a_breach"
+    done, record = run_record(tmp_path, adapter, *QUICK, "-r", "SIDE-00[58]")
+    complete(record)
+    rows = {row.id: row.status for row in requirement_rows(record)}
+    assert rows["SIDE-008"] == "fail", rows
+    assert rows["SIDE-005"] == "not judged: unreadable field", rows
+    assert not [t for t in record.tests if str(t.outcome) == "protocol"]
+    assert '/child/log/header/seedLength (expected integer, got "' in done.stdout
+    assert "adapter unreliable" not in done.stdout
 
 
 def test_a_broken_kit_is_blamed_on_its_sentence_through_the_cli(tmp_path: Path) -> None:
@@ -195,3 +237,7 @@ def test_the_reference_without_agent_is_judged_on_every_seed_must(tmp_path: Path
     unjudged = {rid for rid in musts if rows.get(rid) not in {"pass", "review"}}
     assert not unjudged, {rid: rows.get(rid) for rid in sorted(unjudged)}
     assert len(musts) == 45
+    # smoke's coverage line counts what the run judges (issue 45 item 5, D-526)
+    from dsh_conformance.smoke import unjudgeable
+
+    assert not unjudgeable(frozenset(declared)) & musts

@@ -252,3 +252,24 @@ def test_smoke_names_an_unknown_capability_and_the_coverage_it_costs() -> None:
 
     _, full = capability_checks(frozenset(CAPABILITIES))
     assert full.status == "ok"
+
+
+def test_smoke_coverage_counts_what_own_loop_capabilities_judge() -> None:
+    """Issue 45 item 5 (D-526): a host declaring ``scenario`` and ``side.scenario`` but
+    not the micro-step ``agent`` and ``side`` loses no seed MUST of the notes' agent and
+    side sentences that its own-loop tests judge; one declaring neither loses them."""
+    from dsh_conformance.adapters.contract import CAPABILITIES
+    from dsh_conformance.runner import collect
+    from dsh_conformance.smoke import unjudgeable
+    from dsh_conformance.spec import load_catalog
+
+    tests = collect()
+    catalog = load_catalog().requirements
+    own_loop = frozenset(CAPABILITIES) - {"agent", "side", "side.deny-gate"}
+    lost = unjudgeable(own_loop, tests)
+    neither = unjudgeable(own_loop - {"scenario", "side.scenario"}, tests)
+    side_musts = {r for r in neither if catalog[r].capability == "side"}
+    assert side_musts, "without side.scenario the side sentences are lost"
+    assert not side_musts & lost, sorted(side_musts & lost)
+    assert len(lost) < len(neither)
+    assert unjudgeable(frozenset(CAPABILITIES), tests) == set()

@@ -60,6 +60,27 @@ def judged(
     return tuple(dict.fromkeys([*blamed, *(r for r in passed if r in cited)]))
 
 
+def unreadable_fields(
+    meta: ItemMeta,
+    outcome: Outcome,
+    detail: str,
+    blamed: Sequence[str],
+    passed: Sequence[str],
+    entries: list[dict[str, str]],
+) -> tuple[Mapping[str, Any], ...]:
+    """The checks of this test that could not read a field (D-521, D-522), by cited id
+    it does not blame: that id is unjudged here, the test's other checks judge."""
+    from dsh_conformance import unjudged
+
+    if broke(outcome, detail):
+        return ()
+    cited = tuple(r for r in meta.requirements if r not in blamed)
+    concluded = {*blamed, *passed}
+    return tuple(
+        e for e in unjudged.resolve(entries, cited, concluded) if e["requirement"] in cited
+    )
+
+
 def _catalog() -> Mapping[str, Any]:
     from dsh_conformance.spec import load_catalog
 

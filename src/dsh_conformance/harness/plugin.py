@@ -153,7 +153,7 @@ class HarnessPlugin:
         meta = self.meta.get(item.nodeid)
         if meta is None:
             return
-        from dsh_conformance import signals
+        from dsh_conformance import signals, unjudged
         from dsh_conformance.checks import take_passed, take_reviews
 
         if signals.received() is not None:
@@ -164,6 +164,7 @@ class HarnessPlugin:
         self.progress[item.nodeid] = Evidence()
         take_reviews()  # nothing left over from an unrecorded test is this test's
         take_passed()
+        unjudged.take()
         reason = expected.unsupported(meta.entry)
         if reason is not None:
             pytest.skip(reason)
@@ -245,6 +246,7 @@ class HarnessPlugin:
             state.duration += report.duration
 
     def pytest_runtest_logfinish(self, nodeid: str, location: tuple[str, int, str]) -> None:
+        from dsh_conformance import unjudged
         from dsh_conformance.checks import take_passed, take_reviews
 
         restore = self.restore.pop(nodeid, None)
@@ -256,8 +258,12 @@ class HarnessPlugin:
             return
         outcome = state.outcome or Outcome.PASS
         reviews = expected.reviews(self.manifest, take_reviews())
-        judged = blame.judged(meta, outcome, state.detail, state.blame, take_passed())
-        self._record(recording.result_of(meta, state, reviews, judged))
+        passed = take_passed()
+        judged = blame.judged(meta, outcome, state.detail, state.blame, passed)
+        fields = blame.unreadable_fields(
+            meta, outcome, state.detail, state.blame, passed, unjudged.take()
+        )
+        self._record(recording.result_of(meta, state, reviews, judged, fields))
 
     def _record(self, result: TestResult) -> None:
         self.results.append(result)

@@ -108,6 +108,7 @@ def result_of(
     state: Evidence,
     reviews: Sequence[Mapping[str, Any]],
     judged: tuple[str, ...] | None,
+    unjudged: Sequence[Mapping[str, Any]] = (),
 ) -> TestResult:
     """The record line of a finished test; what only a failure has is kept only then."""
     outcome = state.outcome or Outcome.PASS
@@ -129,6 +130,7 @@ def result_of(
         failure=state.failure if failed else {},
         reviews=reviews,
         judged=judged,
+        unjudged=tuple(unjudged),
     )
 
 

@@ -62,6 +62,10 @@ class TestResult:
     #: and those whose every check ran and passed.  None in a record written before the
     #: field (a failed test then judges only what it blames).
     judged: tuple[str, ...] | None = field(default=None, converter=_optional_tuple)
+    #: Checks that could not read a field (D-521, D-522): requirement, field, expected,
+    #: seen, reason, by (``host``: its result; ``suite``: a reading error of the suite's).
+    #: Such a requirement is not judged by this test; the test's other checks are.
+    unjudged: tuple[Mapping[str, Any], ...] = field(default=(), converter=_maps)
 
     @property
     def failed(self) -> bool:
@@ -93,9 +97,20 @@ class TestResult:
         """
         if self.broke:
             return False
-        if not (self.failed and self.blame) or requirement in self.blame:
+        if requirement in self.blame:
+            return True
+        if self.unreadable_for(requirement):
+            return False
+        if not (self.failed and self.blame):
             return True
         return self.judged is not None and requirement in self.judged
+
+    def unreadable_for(self, requirement: str) -> bool:
+        """Whether a check of *requirement* could not read a field here (D-522): this test
+        is an unreadable path of it, neither a pass nor a failure."""
+        return requirement not in self.blame and any(
+            u.get("requirement") == requirement for u in self.unjudged
+        )
 
     def passes(self, requirement: str) -> bool:
         """Whether this failed test still passes *requirement*: it cites it, its checks
@@ -105,6 +120,7 @@ class TestResult:
             and not self.broke
             and bool(self.blame)
             and requirement not in self.blame
+            and not self.unreadable_for(requirement)
             and self.judged is not None
             and requirement in self.judged
         )
@@ -136,6 +152,8 @@ class TestResult:
             data["reviews"] = [dict(r) for r in self.reviews]
         if self.failure:
             data["failure"] = dict(self.failure)
+        if self.unjudged:
+            data["unjudged"] = [dict(u) for u in self.unjudged]
         return data
 
     @classmethod
@@ -156,6 +174,7 @@ class TestResult:
             reviews=[dict(r) for r in data.get("reviews", [])],
             failure=dict(data.get("failure") or {}),
             judged=None if data.get("judged") is None else [str(r) for r in data["judged"]],
+            unjudged=[dict(u) for u in data.get("unjudged", [])],
         )
 
 

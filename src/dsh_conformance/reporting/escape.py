@@ -156,6 +156,8 @@ def show_value(value: object, limit: int = 0) -> str:
     like ``json_text``; tuples and sets as arrays; anything else as its ``repr``."""
 
     def plain(item: object) -> object:
+        if getattr(type(item), "__dsh_unreadable__", False):  # unjudged.Unreadable: as seen
+            return plain(getattr(item, "seen_value", None))
         if isinstance(item, (tuple, list)):
             return [plain(i) for i in item]
         if isinstance(item, (set, frozenset)):

@@ -26,7 +26,7 @@ def run_exit_status(
     """The exit status of a run judged by *gate*: the first run problem's status (130
     interrupted, 3 aborted or truncated, 5 nothing applicable, 1 otherwise), else 1 when
     the gate fails, else 0 (D-176)."""
-    problems = run_problems(record, incomplete_ok=incomplete_ok)
+    problems = [p for p in run_problems(record, incomplete_ok=incomplete_ok) if p.exit_status]
     if problems:
         return problems[0].exit_status
     return EX_FAILURES if _failed(record, gate) else 0

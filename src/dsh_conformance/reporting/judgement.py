@@ -18,6 +18,7 @@ from dsh_conformance.reporting.ranking import gate_ordered
 from dsh_conformance.reporting.reviews import ReviewItem, review_items
 from dsh_conformance.reporting.rows import RequirementRow, requirement_rows
 from dsh_conformance.reporting.verdict import Verdict, verdicts
+from dsh_conformance.unjudged import notices as unreadable_notices
 
 
 @frozen
@@ -80,7 +81,7 @@ def judge(
         profile=profile,
         gate=gate_of(record, fail_on, incomplete_ok=incomplete_ok),
         problems=run_problems(record, incomplete_ok=incomplete_ok),
-        notices=tuple(coverage_notices(record)),
+        notices=(*coverage_notices(record), *unreadable_notices(record.tests)),
         exit_status=run_exit_status(record, fail_on, incomplete_ok=incomplete_ok),
         reviews=tuple(review_items(record)),
     )

@@ -166,4 +166,25 @@ def run_problems(record: RunRecord, *, incomplete_ok: bool = False) -> tuple[Run
                 blocks=False,
             )
         )
+    problems += _suite_reading_errors(record)
     return tuple(problems)
+
+
+def _suite_reading_errors(record: RunRecord) -> list[RunProblem]:
+    """The suite's own reading errors (D-521): shown, blocking nothing, failing no run."""
+    from dsh_conformance.unjudged import suite_problems
+
+    found = suite_problems(record.tests)
+    if not found:
+        return []
+    return [
+        RunProblem(
+            "suite-problem",
+            f"checks of the suite read fields the protocol does not promise ({len(found)}): "
+            + "; ".join(found[:5]),
+            "report it to the suite's maintainers with the record: those checks judged "
+            "nothing, the adapter is not blamed",
+            exit_status=0,
+            blocks=False,
+        )
+    ]

@@ -32,6 +32,11 @@ REVIEW: Final = "review"
 MAY_ONLY: Final = "MAY: cannot fail the seed verdict"
 #: Every test judging it ended in a crash, timeout or unreadable result (D-212).
 UNRELIABLE: Final = "not judged: adapter unreliable"
+#: Every test citing it could not read a field its checks need (D-522).
+UNREADABLE: Final = "not judged: unreadable field"
+#: Passing where it was read, unreadable elsewhere: ``pass on N of M paths (K unreadable)``
+#: (D-522), never a plain pass; a verdict counts it as partly judged.
+PARTLY: Final = "partly judged"
 #: Statuses that fail a verdict at a gating level: an expected failure is a failure (D-210).
 FAILED_STATUSES: Final = frozenset({FAIL, XFAIL})
 STATUS_ORDER: Final = (
@@ -39,6 +44,8 @@ STATUS_ORDER: Final = (
     XFAIL,
     REVIEW,
     PASS,
+    PARTLY,
+    UNREADABLE,
     UNRELIABLE,
     INCONCLUSIVE,
     UNSUPPORTED,
@@ -101,19 +108,43 @@ def requirement_status(
     failed test that passed *requirement*'s checks passes it (D-330)."""
     if not tests:
         return NOT_APPLICABLE if level == "informative" else UNTESTED
-    judging = [t for t in tests if not t.broke]
+    field = (lambda t: t.unreadable_for(requirement)) if requirement else (lambda t: False)
+    judging = [t for t in tests if not t.broke and not field(t)]
+    unread = [t for t in tests if field(t) or (t.broke and _unreadable_result(t))]
     if not judging:
-        return UNRELIABLE
+        return UNREADABLE if any(field(t) for t in tests) else UNRELIABLE
     passes = (lambda t: t.passes(requirement)) if requirement is not None else (lambda t: False)
     failed = [t for t in judging if t.misbehaved and not passes(t)]
     if failed:
         return XFAIL if all(t.outcome is Outcome.XFAIL for t in failed) else FAIL
     outcomes = {Outcome.PASS if passes(t) else t.outcome for t in judging}
     if outcomes & {Outcome.PASS, Outcome.XPASS}:
+        if unread:  # D-522: a pass on the paths that were read, never a plain pass
+            read = sum(
+                1 for t in judging if passes(t) or t.outcome in (Outcome.PASS, Outcome.XPASS)
+            )
+            return partly(read, read + len(unread), len(unread))
         return PASS
+    if any(field(t) for t in tests):  # no path read it: unreadable, not unsupported
+        return UNREADABLE
     if outcomes == {Outcome.UNSUPPORTED}:
         return UNSUPPORTED
     return NOT_APPLICABLE
+
+
+def _unreadable_result(test: TestResult) -> bool:
+    """A test whose whole result could not be read (a protocol problem, D-251)."""
+    raw = Outcome(test.detail) if test.outcome is Outcome.XFAIL and test.detail else test.outcome
+    return raw is Outcome.PROTOCOL
+
+
+def partly(read: int, paths: int, unreadable: int) -> str:
+    """The status of a requirement passing on *read* of *paths* tests (D-522)."""
+    return f"pass on {read} of {paths} paths ({unreadable} unreadable)"
+
+
+def is_partly(status: str) -> bool:
+    return status == PARTLY or (status.startswith("pass on ") and status.endswith("unreadable)"))
 
 
 def requirement_rows(
@@ -129,7 +160,8 @@ def requirement_rows(
     unjudged: set[str] = set()
     for test in record.tests:
         for cited in test.requirements:
-            if test.judges(cited) or test.broke:  # a broken test is shown, judges nothing
+            # a broken test, or one that could not read a field, is shown and judges nothing
+            if test.judges(cited) or test.broke or test.unreadable_for(cited):
                 by_req.setdefault(cited, []).append(test)
             else:
                 unjudged.add(cited)

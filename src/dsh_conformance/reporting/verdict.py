@@ -16,13 +16,16 @@ from dsh_conformance.reporting.rows import (
     INCONCLUSIVE,
     MAY_ONLY,
     NOT_APPLICABLE,
+    PARTLY,
     PASS,
     REVIEW,
+    UNREADABLE,
     UNRELIABLE,
     UNSUPPORTED,
     UNTESTED,
     XFAIL,
     RequirementRow,
+    is_partly,
     requirement_rows,
 )
 
@@ -58,6 +61,10 @@ class Verdict:
     unsupported: int = 0
     unreliable: tuple[str, ...] = ()
     unjudged: int = 0
+    #: Gating-level requirements passing where read and unreadable elsewhere (D-522), and
+    #: those no test could read (every check of them met an unreadable field).
+    partly: tuple[str, ...] = ()
+    unreadable: int = 0
     #: The failing ids whose every failure the manifest expected (shown, never excused).
     expected: tuple[str, ...] = ()
     #: ``38 crashes, 2 timeouts`` when the adapter broke in the run, else empty.
@@ -69,7 +76,7 @@ class Verdict:
 
     @property
     def judged(self) -> int:
-        return self.passing + len(self.failing)
+        return self.passing + len(self.failing) + len(self.partly)
 
     @property
     def not_judged(self) -> list[str]:
@@ -79,9 +86,18 @@ class Verdict:
             parts.append(f"{self.unsupported} not judged (capabilities not declared)")
         if self.unreliable:
             parts.append(f"{len(self.unreliable)} not judged (adapter unreliable: {self.faults})")
+        if self.unreadable:
+            parts.append(f"{self.unreadable} not judged (unreadable fields)")
         if self.unjudged:
             parts.append(f"{self.unjudged} not judged (no test judged them)")
         return parts
+
+    @property
+    def partly_text(self) -> str:
+        """`` (2 partly judged: unreadable on some paths)`` when some were (D-522)."""
+        if not self.partly:
+            return ""
+        return f" ({len(self.partly)} partly judged: unreadable on some paths)"
 
     @property
     def label(self) -> str:
@@ -97,6 +113,8 @@ class Verdict:
         text = f"pass on {self.judged} of {self.gating} {self.noun}" if partial else "pass"
         if partial and not self.judged:
             text = f"not judged (0 of {self.gating} {self.noun})"
+        elif self.partly:
+            text += f", {len(self.partly)} partly judged"
         if self.warnings:
             text += f", {len(self.warnings)} SHOULD/MAY failing"
         return text
@@ -111,7 +129,13 @@ class Verdict:
             expected = f" ({len(self.expected)} expected by the manifest)" if self.expected else ""
             text = (
                 f"FAIL — {len(self.failing)} of {self.gating} {self.noun} failing{expected}, "
-                + ", ".join([f"{self.passing} pass", *rest])
+                + ", ".join(
+                    [
+                        f"{self.passing} pass",
+                        *([f"{len(self.partly)} partly judged"] * bool(self.partly)),
+                        *rest,
+                    ]
+                )
             )
             blockers = [PROBLEM_WORDS.get(c, c) for c in self.blocked]
             if blockers:
@@ -125,9 +149,12 @@ class Verdict:
         elif rest:
             missing = self.gating - self.judged
             text = (
-                f"pass on the {self.judged} {self.name} {self.noun} judged; {missing} not "
-                f"judged ({'; '.join(p.split(' not judged ')[1].strip('()') for p in rest)})"
+                f"pass on the {self.judged} {self.name} {self.noun} judged{self.partly_text}; "
+                f"{missing} not judged "
+                f"({'; '.join(p.split(' not judged ')[1].strip('()') for p in rest)})"
             )
+        elif self.partly:
+            text = f"pass on the {self.judged} {self.name} {self.noun} judged{self.partly_text}"
         else:
             text = f"pass — all {self.gating} {self.noun} pass"
         if self.warnings:
@@ -155,6 +182,8 @@ class Verdict:
                 "unsupported": self.unsupported,
                 "unreliable": list(self.unreliable),
                 "unjudged": self.unjudged,
+                "partly": list(self.partly),
+                "unreadable": self.unreadable,
             },
         }
 
@@ -192,7 +221,7 @@ def verdicts(
                 title=title,
                 failing=failing,
                 warnings=warnings,
-                counts=dict(Counter(r.status for r in mine)),
+                counts=dict(Counter(PARTLY if is_partly(r.status) else r.status for r in mine)),
                 total=len(mine),
                 blocked=blocked,
                 noun="MUSTs" if name == "seed" else "MUST/SHOULDs",
@@ -201,6 +230,8 @@ def verdicts(
                 unsupported=sum(r.status == UNSUPPORTED for r in gating),
                 unreliable=tuple(r.id for r in gating if r.status == UNRELIABLE),
                 unjudged=sum(r.status in _UNJUDGED for r in gating),
+                partly=tuple(r.id for r in gating if is_partly(r.status)),
+                unreadable=sum(r.status == UNREADABLE for r in gating),
                 expected=tuple(r.id for r in gating if r.status == XFAIL),
                 faults=faults,
             )
