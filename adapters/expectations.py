@@ -245,6 +245,12 @@ class Manifest:
         return found[0]
 
 
+def unexpected_blame(allowed: Sequence[str], blame: Sequence[str]) -> tuple[str, ...]:
+    """The ids of *blame* not in *allowed*, what the manifest lets a failure blame
+    (``Manifest.expected_blame``); none when *allowed* is empty: any may fail (D-421)."""
+    return tuple(r for r in blame if allowed and r not in allowed)
+
+
 def parse_manifest(
     data: Mapping[str, Any], *, path: str = "", known_requirements: Iterable[str] = ()
 ) -> Manifest:

@@ -35,7 +35,8 @@ from dsh_conformance.checks import (
     fail_all,
     failure_class,
 )
-from dsh_conformance.expecting import settle, widened
+from dsh_conformance.harness.expected import settle
+from dsh_conformance.harness.write_expectations import widened
 from dsh_conformance.outcomes import Outcome
 from dsh_conformance.record import load_record
 from dsh_conformance.reporting.gate import gate_of
@@ -137,20 +138,20 @@ def test_a_capped_shrink_still_reports_every_requirement_it_saw_fail() -> None:
 
 def test_settle_under_an_entry() -> None:
     prop = Entry("conformance/test_x.py::test_p", "xfail", "r", blames=("PROJ-004",))
-    named = settle(prop, Outcome.FAIL, ("PROJ-004",), expected=prop.blames, property_test=True)
+    named = settle(prop, Outcome.FAIL, ("PROJ-004",), allowed=prop.blames, property_test=True)
     assert (named.outcome, named.detail) == (Outcome.XFAIL, "fail")
     stray = settle(
-        prop, Outcome.FAIL, ("PROJ-004", "PROJ-001"), expected=prop.blames, property_test=True
+        prop, Outcome.FAIL, ("PROJ-004", "PROJ-001"), allowed=prop.blames, property_test=True
     )
     assert stray.outcome is Outcome.FAIL
     assert stray.expected_blame == ("PROJ-004",)
     assert "not PROJ-001" in stray.note
-    crash = settle(prop, Outcome.CRASH, (), expected=prop.blames, property_test=True)
+    crash = settle(prop, Outcome.CRASH, (), allowed=prop.blames, property_test=True)
     assert crash.outcome is Outcome.XFAIL  # an entry expects a failure of any kind
-    missed = settle(prop, Outcome.PASS, (), expected=prop.blames, property_test=True)
+    missed = settle(prop, Outcome.PASS, (), allowed=prop.blames, property_test=True)
     assert (missed.outcome, missed.not_reproduced) == (Outcome.PASS, True)
     assert "not reproduced" in missed.note
-    fixed = settle(prop, Outcome.PASS, (), expected=prop.blames, property_test=False)
+    fixed = settle(prop, Outcome.PASS, (), allowed=prop.blames, property_test=False)
     assert fixed.outcome is Outcome.XPASS
     strict = Entry(prop.id, "xfail", "r", strict=True)
     assert settle(strict, Outcome.PASS, (), property_test=True).outcome is Outcome.XPASS

@@ -87,7 +87,8 @@ def test_member_fails_its_seed_musts_on_fixed_examples_alone(
 def test_rc8_fails_its_seed_musts_on_fixed_examples_alone() -> None:
     from dsh_conformance import runner
     from dsh_conformance.record import load_record
-    from dsh_conformance.reporting.summary import requirement_rows, verdicts
+    from dsh_conformance.reporting.rows import requirement_rows
+    from dsh_conformance.reporting.verdict import verdicts
 
     options = runner.RunOptions(adapter="upstream", hypothesis_profile="fixed", seed=1)
     with tempfile.TemporaryDirectory(prefix="dsh-fixed-") as tmp:

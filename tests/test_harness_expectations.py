@@ -167,6 +167,8 @@ def test_write_expectations_then_rerun_is_green(tmp_path: Path) -> None:
     assert first.returncode == 1
     manifest = load_manifest(generated)
     assert manifest.entries
+    count = len(manifest.entries)  # and it says so, on stderr
+    assert f"wrote {generated}: {count} entries ({count} new, 0 kept)" in first.stderr
     assert all(e.status == "xfail" for e in manifest.entries)
     second, record = run_record(tmp_path / "b", PADDED, *URI_ONLY, "--expectations", str(generated))
     assert second.returncode == 0, second.stdout

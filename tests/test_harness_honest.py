@@ -21,7 +21,9 @@ from dsh_conformance import badge
 from dsh_conformance.outcomes import Outcome
 from dsh_conformance.record import RecordWriter, RunRecord, TestResult, load_record
 from dsh_conformance.reporting import html, jsonreport, junit, markdown
-from dsh_conformance.reporting.summary import run_exit_status, run_problems, verdicts
+from dsh_conformance.reporting.exitstatus import run_exit_status
+from dsh_conformance.reporting.problems import run_problems
+from dsh_conformance.reporting.verdict import verdicts
 
 QUICK = ("--seed", "7", "--hypothesis-profile", "quick")
 

@@ -32,6 +32,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from dsh_conformance.adapters.contract import UnreadableResult
+from dsh_conformance.unjudged import UnreadableField
 
 if TYPE_CHECKING:
     from dsh_conformance.adapters.client import Implementation
@@ -256,6 +257,54 @@ def _raise_all(failures: Sequence[Exception]) -> None:
         raise ExceptionGroup(f"{len(failures)} checks failed", list(failures))
 
 
+def _without_python_reprs(exc: AssertionError) -> None:
+    """A bare ``assert`` that failed says what pytest's rewriting made of it, Python reprs
+    of the values (``assert [{'role': 'us...``): say the condition as written instead (the
+    check's inputs, shown as JSON beside it, hold the values)."""
+    import linecache
+
+    if isinstance(exc, CheckFailure) or not str(exc).startswith("assert "):
+        return
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    line = linecache.getline(tb.tb_frame.f_code.co_filename, tb.tb_lineno).strip() if tb else ""
+    condition = line.removeprefix("assert ").rstrip(",( ") or "a condition"
+    exc.args = (f"not so: {condition}",)
+
+
+def _could_not_judge(requirement: str, exc: Exception) -> bool:
+    """Note that *requirement*'s check could not read a field (the host's unreadable field
+    or the suite's reading error, D-521/D-522); True when an open collector lets the test
+    go on past the check, False when the caller must raise."""
+    from dsh_conformance import unjudged
+
+    if not _COLLECTED:
+        return False  # outside a conformance test: the old protocol problem
+    if isinstance(exc, UnreadableField):
+        unjudged.note(exc.entry(requirement))
+    else:
+        unjudged.note(unjudged.reading_entry(exc, requirement))
+    exc.__dsh_noted__ = True  # type: ignore[attr-defined]
+    return _COLLECTED[-1] is not None
+
+
+def _stopped_unjudged(exc: Exception) -> bool:
+    """Whether *exc*, ending a collected block, is a field no check could read or a
+    reading error of the test's own (noted as unjudged: the block ends, nothing blamed)."""
+    from dsh_conformance import unjudged
+
+    if getattr(exc, "__dsh_noted__", False):
+        return True
+    if isinstance(exc, UnreadableField):
+        unjudged.note(exc.entry())
+        return True
+    if isinstance(exc, READING_ERRORS):
+        unjudged.note(unjudged.reading_entry(exc))
+        return True
+    return False
+
+
 @contextmanager
 def collect() -> Iterator[None]:
     """Run the block with soft checks: a failed ``check``/``expect*`` is recorded and the
@@ -279,8 +328,8 @@ def collect() -> Iterator[None]:
         if found:
             found[-1].add_note(f"then the test stopped: {type(exc).__name__}: {exc}")
             _raise_all(found)
-        if isinstance(exc, READING_ERRORS):
-            raise _reading(exc, "the test read a result", "a result", {}, None) from exc
+        if _stopped_unjudged(exc):  # what ran stands; the rest is unjudged (D-521, D-522)
+            return
         raise
     except BaseException:  # pytest.skip/fail, KeyboardInterrupt: no collector may outlive it
         _COLLECTED.pop()
@@ -320,13 +369,19 @@ def check(requirement: str, **inputs: object) -> Iterator[None]:
     except UnreadableResult:
         _unsettled(requirement)
         raise
-    except READING_ERRORS as exc:
+    except (*READING_ERRORS, UnreadableField) as exc:
         _unsettled(requirement)
         if blamed(exc):  # an inner check's failure, already judged
+            raise
+        if _could_not_judge(requirement, exc):  # only this check judges nothing (D-521)
+            return
+        if isinstance(exc, UnreadableField):
             raise
         raise _reading(exc, f"checking {requirement}", "a result", dict(inputs), None) from exc
     except Exception as exc:
         _unsettled(requirement)
+        if isinstance(exc, AssertionError):
+            _without_python_reprs(exc)
         blame(exc, requirement, inputs)
         if not isinstance(exc, AssertionError):
             raise
@@ -379,7 +434,14 @@ def expect_equal(
     """Fail *requirement* unless ``actual == expected``, showing both."""
     __tracebackhide__ = True  # pytest shows the failing test line, not this helper
     _ran(requirement)
-    if actual != expected:
+    try:
+        differs = actual != expected
+    except UnreadableField as exc:  # a field of *actual* cannot be read (D-522)
+        if _could_not_judge(requirement, exc):
+            _unsettled(requirement)
+            return
+        raise
+    if differs:
         headline = f"{what} differs from what the requirement demands"
         shown_expected, shown_actual = _show(expected), _show(actual)
         if len(shown_expected) + len(shown_actual) <= 160:

@@ -54,7 +54,8 @@ def run_member(key: str, profile: str = PROFILE, seed_only: bool = False) -> dic
     _init()
     from dsh_conformance import runner
     from dsh_conformance.record import load_record
-    from dsh_conformance.reporting.summary import requirement_rows, verdicts
+    from dsh_conformance.reporting.rows import requirement_rows
+    from dsh_conformance.reporting.verdict import verdicts
     from dsh_conformance.spec import load_catalog
     from zoo import members
 

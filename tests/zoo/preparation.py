@@ -246,6 +246,25 @@ class SettlementOrder(Broken):
         return ((prepare_ops, "prepare", arrival),)
 
 
+class RenderedInReadOrder(Broken):
+    name = "rendered in settlement order"
+    invariant = (
+        "Reports the typed sources in first-appearance order but renders the context with "
+        "the sources in the order their reads settle: the typed claim is not what the model "
+        "reads (issue 42)."
+    )
+    kills = frozenset({"PREP-001"})
+    collateral_ok = frozenset({"ENV-006", "ENV-008"})  # the data objects' order, restated
+
+    def op_prepare(self, args: Mapping[str, Any]) -> Any:
+        claimed = self.reference.call("prepare", args)
+        if not claimed.get("contexts"):
+            return claimed
+        with self._extra(SettlementOrder().patches()):
+            shown = self.reference.call("prepare", args)
+        return {**shown, "sources": claimed["sources"]}
+
+
 MEMBERS = (
     NoDedupe,
     SelfReferenceAccepted,
@@ -257,4 +276,5 @@ MEMBERS = (
     ReadsAfterLaterChanges,
     LastAppearanceOrder,
     SettlementOrder,
+    RenderedInReadOrder,
 )

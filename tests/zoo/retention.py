@@ -199,6 +199,37 @@ class NewerDroppedFirst(Broken):
         )
 
 
+#: The largest cap a configuration can give: nothing is ever retained away under it.
+_UNCAPPED = 2**53 - 1
+
+
+class RenderedUncapped(Broken):
+    name = "rendering ignores the cap"
+    invariant = (
+        "Reports the capped source in its typed fields (serializedBytes within the cap, "
+        "messages dropped and cut, the framing of a capped context) but renders the context, "
+        "and hands over retention's data, uncapped: what the model reads is not what was "
+        "counted (issue 42)."
+    )
+    kills = frozenset({"RET-001", "RET-002", "RET-003"})
+    # the retained texts it claims are not in the rendering either (ENV-001); the
+    # reference's notice and measure of the data object (profile)
+    collateral_ok = frozenset({"ENV-001", "RET-006", "RET-014"})
+
+    def op_prepare(self, args: Mapping[str, Any]) -> Any:
+        claimed = self.reference.call("prepare", args)
+        if not claimed.get("contexts"):
+            return claimed
+        config = {**(args.get("config") or {}), "maxReferenceBytes": _UNCAPPED}
+        shown = self.reference.call("prepare", {**args, "config": config})
+        return {**shown, "sources": claimed["sources"], "framingBytes": claimed["framingBytes"]}
+
+    def op_retention_retain(self, args: Mapping[str, Any]) -> Any:
+        claimed = self.reference.call("retention.retain", args)
+        shown = self.reference.call("retention.retain", {**args, "maxBytes": _UNCAPPED})
+        return {**claimed, "data": shown["data"]}
+
+
 MEMBERS = (
     DefaultCap8K,
     CapOffByOne,
@@ -210,4 +241,5 @@ MEMBERS = (
     GivesUpOnAShortTarget,
     DroppedNotTruncated,
     NewerDroppedFirst,
+    RenderedUncapped,
 )

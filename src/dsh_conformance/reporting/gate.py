@@ -1,6 +1,6 @@
 """The regression gate (D-211): a run against its manifest's known state.
 
-Beside the conformance verdicts (reporting.summary), never mixed with them: expected
+Beside the conformance verdicts (reporting.verdict), never mixed with them: expected
 failures pass the gate and still fail conformance (D-210).
 """
 
@@ -13,6 +13,8 @@ from attrs import frozen
 
 from dsh_conformance.outcomes import BROKE, GATES, MISBEHAVED, Outcome
 from dsh_conformance.record import RunRecord, TestResult
+from dsh_conformance.reporting.gateitems import GateItem, item_of_problem, item_of_test
+from dsh_conformance.reporting.problems import PROBLEM_WORDS, run_problems
 
 
 def _selection(gate: str) -> tuple[set[str], set[str]]:
@@ -67,10 +69,15 @@ class Gate:
         return len(self.unexpected) + len(self.problems)
 
     @property
+    def items(self) -> tuple[GateItem, ...]:
+        """What fails the gate, one item each, as every report lists it first (D-461)."""
+        return tuple(item_of_test(t) for t in self.unexpected) + tuple(
+            item_of_problem(p) for p in self.problems
+        )
+
+    @property
     def label(self) -> str:
         if self.blocked:
-            from dsh_conformance.reporting.summary import PROBLEM_WORDS
-
             why = ", ".join(PROBLEM_WORDS.get(code, code) for code in self.blocked)
             return f"FAIL ({why})"
         if self.manifest is None:
@@ -93,15 +100,14 @@ class Gate:
             "manifest": self.manifest,
             "passed": self.passed,
             "label": self.label,
-            "unexpected": [
-                {"nodeid": t.nodeid, "outcome": str(t.outcome), "blame": list(t.blame)}
-                for t in self.unexpected
-            ],
+            "unexpected": [item.to_json() for item in self.items],
             "expected": [
                 {
                     "nodeid": t.nodeid,
                     "outcome": str(t.outcome),
                     "detail": t.detail,
+                    "requirements": list(t.requirements),
+                    "blame": list(t.blame),
                     "expectation": t.expectation,
                     "reason": t.expectation_reason,
                 }
@@ -119,8 +125,6 @@ class Gate:
 def gate_of(record: RunRecord, fail_on: str | None = None, *, incomplete_ok: bool = False) -> Gate:
     """The gate of *record* under *fail_on* (default: what the run was gated on), failed
     by the run's problems as its exit status is."""
-    from dsh_conformance.reporting.summary import run_problems
-
     fail_on = fail_on or fail_on_of(record)
     gated = gated_ids(fail_on)
     unexpected = tuple(t for t in record.tests if _unexpected(t, gated))
