@@ -234,7 +234,15 @@ def test_a_property_that_meets_no_failure_is_not_reproduced_not_an_unexpected_pa
     assert gate["passed"]
     assert [t["nodeid"] for t in gate["not_reproduced"]] == [ROUND_TRIP]
     assert "1 expected failures not reproduced" in gate["label"]
-    assert "not reproduced" in (out / "report.md").read_text(encoding="utf-8")
+    # every report lists it with the expected results, through the one verdict model
+    said = "pass (expected failure not reproduced)"
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert said in md.split("### Expected", 1)[1]
+    assert "[1 expected](#expected)" in md
+    assert said in (out / "report.html").read_text(encoding="utf-8")
+    junit = (out / "junit.xml").read_text(encoding="utf-8")
+    assert f'<property name="expected" value="{said}" />' in junit
+    assert "1 expected failures not reproduced" in done.stdout + done.stderr
 
 
 def test_a_failure_blaming_an_id_the_entry_does_not_name_is_unexpected(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Final
 
 from attrs import frozen
 
@@ -15,6 +16,15 @@ from dsh_conformance.outcomes import BROKE, GATES, MISBEHAVED, Outcome
 from dsh_conformance.record import RunRecord, TestResult
 from dsh_conformance.reporting.gateitems import GateItem, item_of_problem, item_of_test
 from dsh_conformance.reporting.problems import PROBLEM_WORDS, run_problems
+
+#: How the reports show a property whose expected failure no example met (D-422).
+NOT_REPRODUCED: Final = "pass (expected failure not reproduced)"
+
+
+def expected_as(test: TestResult) -> str:
+    """What an expected result was, as every report lists it: the raw outcome behind an
+    ``xfail``, ``unsupported``, or a pass that did not reproduce the failure (D-422)."""
+    return NOT_REPRODUCED if test.not_reproduced else test.detail or str(test.outcome)
 
 
 def _selection(gate: str) -> tuple[set[str], set[str]]:
@@ -74,6 +84,20 @@ class Gate:
         return tuple(item_of_test(t) for t in self.unexpected) + tuple(
             item_of_problem(p) for p in self.problems
         )
+
+    @property
+    def listed(self) -> tuple[TestResult, ...]:
+        """Every result the manifest expects, as the reports' expected section lists them:
+        expected failures and unsupported tests, then the failures not reproduced."""
+        return self.expected + self.not_reproduced
+
+    @property
+    def expected_counts(self) -> str:
+        """``3 failures, 1 unsupported tests[, 1 expected failures not reproduced]``."""
+        failures = sum(t.outcome is Outcome.XFAIL for t in self.expected)
+        text = f"{failures} failures, {len(self.expected) - failures} unsupported tests"
+        missed = len(self.not_reproduced)
+        return text + (f", {missed} expected failures not reproduced" if missed else "")
 
     @property
     def label(self) -> str:
