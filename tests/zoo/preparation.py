@@ -246,6 +246,23 @@ class SettlementOrder(Broken):
         return ((prepare_ops, "prepare", arrival),)
 
 
+class PreAbortedSignalIgnored(Broken):
+    name = "an already aborted signal is ignored"
+    invariant = (
+        "Listens for the signal's abort event but never checks `signal.aborted`, so a "
+        "preparation cancelled before it starts runs to completion."
+    )
+    kills = frozenset({"PREP-006"})
+    # Not cancelled, a pre-aborted preparation over a failing read fails with the read's
+    # code instead of SESSION_REFERENCE_CANCELLED.
+    collateral_ok = frozenset({"PREP-007"})
+
+    def op_prepare(self, args: Mapping[str, Any]) -> Any:
+        if args.get("cancelAt") != "before":
+            return self.reference.call("prepare", args)
+        return self.reference.call("prepare", {k: v for k, v in args.items() if k != "cancelAt"})
+
+
 MEMBERS = (
     NoDedupe,
     SelfReferenceAccepted,
@@ -257,4 +274,5 @@ MEMBERS = (
     ReadsAfterLaterChanges,
     LastAppearanceOrder,
     SettlementOrder,
+    PreAbortedSignalIgnored,
 )
