@@ -10,7 +10,7 @@ import attrs
 from dsh_conformance.adapters.contract import ImplementationError
 from dsh_conformance.adapters.reference.agent_ops import agents
 from dsh_conformance.model import agent as agent_module
-from dsh_conformance.model import jsstr, side, side_fork
+from dsh_conformance.model import jsstr, side, side_fork, side_merge
 from dsh_conformance.model.errors import ErrorCode
 from dsh_conformance.model.frozen import FrozenDict, thaw
 from dsh_conformance.model.session import Event
@@ -236,10 +236,16 @@ class ChildOutsideTheAgentService(Broken):
     collateral_ok = frozenset({"SIDE-015"})
 
     def op_agent_state(self, args: Mapping[str, Any]) -> Any:
-        found = agents(self.reference.state).get(args.get("agent"))  # type: ignore[arg-type]
+        found = _agent(self, args.get("agent"))
         if found is not None and found.header.parent_session is not None:
             raise ImplementationError(ErrorCode.AGENT_NOT_FOUND, "no agent " + repr(found.id))
         return self.reference.call("agent.state", args)
+
+
+def _agent(member: Broken, agent_id: object) -> Any:
+    """The live agent *agent_id* of *member*'s reference model, or None."""
+    found = agents(member.reference.state).get(agent_id) if isinstance(agent_id, str) else None
+    return found
 
 
 class HandbackNeverAsked(Broken):
@@ -261,18 +267,10 @@ class HandbackNeverAsked(Broken):
             side._live(child)
 
         def latest_answer(events: Sequence[Event], seed_length: int) -> str | None:
-            texts = [_answer_text(e) for e in events if e.type == "assistant/message"]
+            texts = [side_merge._text_of(e) for e in events if e.type == "assistant/message"]
             return next((t for t in reversed(texts) if t), None)
 
         return ((side, "ask_handback", ask), (side, "find_handback", latest_answer))
-
-
-def _answer_text(event: Event) -> str:
-    data: Any = event.data
-    content = data.get("content", ()) if isinstance(data, Mapping) else ()
-    texts = [b.get("text", "") for b in content if isinstance(b, Mapping)]
-    kinds = [b.get("type") for b in content if isinstance(b, Mapping)]
-    return "".join(str(t) for t, k in zip(texts, kinds, strict=True) if k == "text")
 
 
 class HandbackNotReplayed(Broken):
@@ -380,10 +378,8 @@ class ChildPromptsEchoed(Broken):
 
     def op_agent_send(self, args: Mapping[str, Any]) -> Any:
         out = self.reference.call("agent.send", args)
-        registry = agents(self.reference.state)
-        child = registry.get(args.get("agent"))  # type: ignore[arg-type]
-        parent_id = child.header.parent_session if child is not None else None
-        parent = registry.get(parent_id) if parent_id is not None else None
+        child = _agent(self, args.get("agent"))
+        parent = _agent(self, child.header.parent_session) if child is not None else None
         if parent is not None and parent.status != "disposed":
             parent.inject(args["content"])
         return out
