@@ -290,7 +290,9 @@ class LabelsInTheWarning(Broken):
         "changes with what is referenced."
     )
     kills = frozenset({"ENV-001"})
-    collateral_ok = frozenset({"ENV-009"})  # the profile's exact warning bytes
+    # the profile's exact warning bytes; and the rendering holds more bytes than the typed
+    # claims count (sources plus the reference's fixed framing, D-442): RET-001
+    collateral_ok = frozenset({"ENV-009", "RET-001"})
 
     def patches(self) -> tuple[Patch, ...]:
         def prompt_text(sources: Sequence[RetainedSource]) -> str:
@@ -313,7 +315,9 @@ class PlainJsonInThePrompt(Broken):
         "the closing </referenced-sessions> tag."
     )
     kills = frozenset({"ENV-007"})
-    collateral_ok = frozenset({"ENV-003"})  # the profile's data region without '<'
+    # the profile's data region without '<'; and the rendering holds fewer bytes than the
+    # typed claims count on the tag-safe serializer (D-442): SER-006
+    collateral_ok = frozenset({"ENV-003", "SER-006"})
 
     def patches(self) -> tuple[Patch, ...]:
         return ((envelope, "stringify_tag_safe", jsstr.stringify),)
