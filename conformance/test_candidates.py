@@ -294,9 +294,9 @@ def test_display_strings_escape_terminal_controls(
             "label": escape(c["label"]),
             "cwd": None if "cwd" not in header else escape(header["cwd"]),
         }
-        # c["display"] again, not the local of HOST-004's check: a candidate without the
-        # field leaves HOST-013 unjudged (D-521), not the test an UnboundLocalError
-        expect_equal("HOST-013", c["display"], expected, what="display strings", candidate=c)
+        with check("HOST-013", candidate=c):  # a candidate without display fields: unjudged
+            shown = c["display"]
+            expect_equal("HOST-013", shown, expected, what="display strings", candidate=c)
 
 
 @pytest.mark.req("HOST-004", "HOST-013")

@@ -437,6 +437,18 @@ def sources_account(args: Mapping[str, Any], result: Mapping[str, Any]) -> list[
         header = session.get("header") if isinstance(session, Mapping) else None
         cwd = header.get("cwd") if isinstance(header, Mapping) else None
         ignored = skip | ({cwd} if isinstance(cwd, str) else set())
+        size = len(prompt[node.start : node.end].encode("utf-8", "surrogatepass"))
+        if not isinstance(session, Mapping):  # its texts unknown: layout and messages alike
+            gone = Unreadable("prepare", f"/sources/{index}/messages", "the session's texts", sid)
+            out.append(
+                {
+                    "sessionId": sid,
+                    "serializedBytes": size,
+                    "omittedMessages": gone,
+                    "messages": gone,
+                }
+            )
+            continue
         texts = [t for t in strings(node) if t not in ignored]
         # a string of the rendering that is no text of the session (a role, a title) is
         # layout, not a message
@@ -449,6 +461,5 @@ def sources_account(args: Mapping[str, Any], result: Mapping[str, Any]) -> list[
             record.get("omittedMessages"),
             record.get("omittedBytes"),
         )
-        size = len(prompt[node.start : node.end].encode("utf-8", "surrogatepass"))
         out.append({"sessionId": sid, "serializedBytes": size, **typed})
     return out

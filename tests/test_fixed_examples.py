@@ -26,9 +26,10 @@ from zoo.matrix import run_zoo
 from dsh_conformance.spec import load_catalog
 
 #: The seed MUSTs the published 0.1.0-rc.8 set fails, with generation (dev and ci
-#: profiles, seeds 1, 2, 8, 12345, with and without the manifest: the issue 41 report)
-#: and without.  RET-002 left it with issue 45's reading of retention from the host's own
-#: uncapped projection (D-523): rc.8 passes it since.
+#: profiles, seeds 1, 2, 3, 7, 8, 12345, with and without the manifest) and without.
+#: RET-002 is not among them since its check reads the host's own projection (D-523): the
+#: release retains what its own projection flags as checkpoints (a compact-sourced steering
+#: among them), a projection defect PROJ-001/PROJ-004 blame.
 RC8_SEED_FAILING: Final = frozenset(
     {
         *("ENV-004", "ENV-005", "ENV-050", "ENV-051", "ENV-052", "ENV-055", "ENV-059"),

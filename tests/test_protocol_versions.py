@@ -135,7 +135,7 @@ def test_a_host_frozen_at_a_published_version_keeps_its_verdict(
     retention, passes them all, and no test of it is unreadable or blames the adapter."""
     from harness_cli import complete, run_record
 
-    from dsh_conformance.reporting.summary import verdicts
+    from dsh_conformance.reporting.verdict import verdicts
 
     adapter = f"subprocess:{sys.executable} {OLD} --protocol {version}"
     done, record = run_record(tmp_path, adapter, *FROZEN_SELECTION)

@@ -17,7 +17,7 @@ from dsh_conformance import unjudged
 from dsh_conformance.checks import blamed, check, collect, expect, take_passed
 from dsh_conformance.outcomes import Outcome
 from dsh_conformance.record import TestResult
-from dsh_conformance.reporting.summary import (
+from dsh_conformance.reporting.rows import (
     PASS,
     UNREADABLE,
     is_partly,
@@ -54,7 +54,7 @@ def test_a_missing_key_the_schema_requires_is_the_hosts() -> None:
         _ = result["contexts"][0]["placement"]  # type: ignore[index]
     [entry] = unjudged.take()
     assert entry["by"] == "host"
-    assert entry["field"] == "prepare /contexts/0"
+    assert entry["field"] == "prepare /contexts/0/placement"  # the key it left out
 
 
 def test_an_unreadable_field_stops_only_the_check_that_uses_it() -> None:
@@ -135,7 +135,7 @@ def test_a_pass_on_one_path_and_unreadable_on_another_is_no_plain_pass() -> None
 
 
 def test_the_seed_headline_counts_a_partly_judged_must() -> None:
-    from dsh_conformance.reporting.summary import Verdict
+    from dsh_conformance.reporting.verdict import Verdict
 
     verdict = Verdict(
         name="seed",

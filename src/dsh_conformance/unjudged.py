@@ -20,6 +20,7 @@ requirement (the test itself stopped on it) to every cited id not yet concluded.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final, NoReturn
@@ -170,7 +171,8 @@ def reading_entry(exc: BaseException, requirement: str = "") -> dict[str, str]:
     what = f"{type(exc).__name__} {exc}".strip()
     if host is not None:
         op, pointer = host
-        return UnreadableField(op, pointer, "a field its schema requires", "nothing").entry(
+        where = f"{pointer.rstrip('/')}/{key}"  # the key the host left out, not its object
+        return UnreadableField(op, where, "a field its schema requires", "nothing").entry(
             requirement
         )
     field = repr(key) if key is not None else what
@@ -230,7 +232,9 @@ def _entries(tests: Iterable[Any], by: str) -> dict[tuple[str, str, str], list[t
         for entry in getattr(test, "unjudged", ()):
             if entry.get("by") != by:
                 continue
-            key = (str(entry.get("field")), str(entry.get("expected")), str(entry.get("seen")))
+            # one line per field, whatever array item it was met in (/0, /1, … read /*)
+            field = re.sub(r"/\d+(?=/|$)", "/*", str(entry.get("field")))
+            key = (field, str(entry.get("expected")), str(entry.get("seen")))
             found.setdefault(key, []).append((str(entry.get("requirement")), test.nodeid))
     return found
 
