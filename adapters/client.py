@@ -44,6 +44,9 @@ class Implementation:
         return self._checked(op, args, result)
 
     def _checked(self, op: str, args: Mapping[str, Any], result: Any) -> Any:
+        from dsh_conformance.unjudged import read_by_the_test
+
+        read_by_the_test(op, result)  # where a reading error looks up a missing key (D-521)
         if not self.validate:
             return result
         from dsh_conformance.adapters.results import check_result

@@ -20,6 +20,7 @@ from dsh_conformance.conformance.scenario_oracle import (
     Record,
     baked,
     display,
+    js,
     run_after,
     texts,
 )
@@ -59,9 +60,10 @@ def observed(result: Mapping[str, Any], key: str, requirement: str) -> list[Any]
 
 
 def prefix_adds_no_event(events: Sequence[Event]) -> None:
-    """ENV-052: placement needs no new event type -- no event of a type the note does not
-    have carries a baked prefix or an envelope's prefix records (a host's unrelated
-    log-only events are its own) -- and a baked prefix is never also a context message."""
+    """ENV-052: placement needs no new event type -- no message event of a type the note
+    does not have carries a baked prefix or an envelope's prefix records (a host's own
+    log-only records were set aside before, D-444) -- and a baked prefix is never also a
+    context message."""
     prefixes: list[str] = []
     records: list[str] = []
     for position, event in enumerate(events):
@@ -76,7 +78,7 @@ def prefix_adds_no_event(events: Sequence[Event]) -> None:
         body = _json(event)
         carried = [t for t in prefixes if _json(t)[1:-1] in body]
         carried += [r for r in records if r in body]
-        assert not carried, f"a new event type {event['type']} carries the prefix: {event}"
+        assert not carried, f"a new event type {event['type']} carries the prefix: {js(event)}"
 
 
 # --- ENV-061 / INBOX-034: what prompt-submit received --------------------------------------
@@ -150,13 +152,13 @@ def each_record_is_one_snapshot(
     for seen in observed(result, "queued", "INBOX-001"):
         shown = texts(seen["content"])
         if any(t.startswith("msg-") for t in shown):
-            assert shown[-1] in accepted, f"observed a refused record: {seen}"
-            assert len(shown) == 1, f"observed more than the record's content: {seen}"
+            assert shown[-1] in accepted, f"observed a refused record: {js(seen)}"
+            assert len(shown) == 1, f"observed more than the record's content: {js(seen)}"
     for record in found:
         seen = _observation(result, record, "INBOX-001")
         step = script["steps"][record.index]
         assert seen["content"] == [{"type": "text", "text": record.text}], seen
-        assert seen["source"] == step.get("source", USER), f"source not resolved: {seen}"
+        assert seen["source"] == step.get("source", USER), f"source not resolved: {js(seen)}"
 
 
 def queued_reports_the_frozen_contexts(result: Mapping[str, Any], found: Sequence[Record]) -> None:
@@ -176,7 +178,7 @@ def refused_whole(script: Mapping[str, Any], result: Mapping[str, Any]) -> None:
         if step["do"] not in {"send", "steer"} or "$hostile" not in json.dumps(step):
             continue
         assert outcome["fired"], step
-        assert "error" in outcome, f"accepted a value JSON cannot carry: {step}"
+        assert "error" in outcome, f"accepted a value JSON cannot carry: {js(step)}"
         marker = step.get("text") or step.get("contexts", [{}])[0].get("content", [{}])[0]
         if isinstance(marker, str):
             assert marker not in dumped, f"{marker} was written"
@@ -195,7 +197,7 @@ def inject_accepts_source_and_meta(script: Mapping[str, Any], result: Mapping[st
     for step, outcome in zip(script["steps"], result["steps"], strict=True):
         if step["do"] != "inject" or not outcome["fired"] or outcome["status"] == "disposed":
             continue
-        assert "error" not in outcome, f"inject refused: {step} -> {outcome['error']}"
+        assert "error" not in outcome, f"inject refused: {js(step)} -> {outcome['error']}"
         written = [
             e for e in events if e["type"] in PROMPT_EVENTS | {"context/message"}
             and texts(e["data"]["content"]) == [step["text"]]
@@ -215,31 +217,43 @@ def inject_accepts_source_and_meta(script: Mapping[str, Any], result: Mapping[st
 # --- INBOX-012: the waterfall's allow is authoritative ------------------------------------
 
 
-def _decide(chain: Sequence[Mapping[str, Any]], record: Record) -> tuple[Any, ...]:
-    """The decision a listener chain returns for *record*: ('block',) or
-    ('allow', content texts or None, context texts)."""
+def _decide(chain: Sequence[Mapping[str, Any]], record: Record) -> list[tuple[Any, ...]]:
+    """Every decision the note admits a listener chain returning for *record*: ('block',),
+    ('throw',) or ('allow', content texts or None, context texts).
+
+    An ``allow`` without ``additionalContexts`` reads both ways (D-445): no contexts (the
+    reference's, D-66) or the record's own, kept; an ``add-contexts`` listener's contexts
+    go before or after the downstream ones (the note names no order)."""
+    attached = [c["content"][0]["text"] for c in record.contexts]
     if not chain:
-        return ("allow", None, [c["content"][0]["text"] for c in record.contexts])
+        return [("allow", None, attached)]
     spec, rest = chain[0], chain[1:]
     kind = spec["kind"]
     if kind == "pass":
         return _decide(rest, record)
     if kind == "allow":
-        extra = spec.get("additionalContexts", ())
         content = texts(spec["content"]) if "content" in spec else None
-        return ("allow", content, [c["content"][0]["text"] for c in extra])
+        if "additionalContexts" in spec:
+            extra = [c["content"][0]["text"] for c in spec["additionalContexts"]]
+            return [("allow", content, extra)]
+        return [("allow", content, []), ("allow", content, attached)]
     if kind in {"block", "throw"}:
-        return (kind,)
-    downstream = _decide(rest, record)
-    if downstream[0] != "allow":
-        return downstream
-    _, content, contexts = downstream
-    if kind == "rewrite":
-        return ("allow", texts(spec["content"]), contexts)
-    if kind == "drop-contexts":
-        return ("allow", content, [])
-    own = [c["content"][0]["text"] for c in spec["contexts"]]
-    return ("allow", content, own + contexts)  # add-contexts: either position is allowed
+        return [(kind,)]
+    out: list[tuple[Any, ...]] = []
+    for downstream in _decide(rest, record):
+        if downstream[0] != "allow":
+            out.append(downstream)
+            continue
+        _, content, contexts = downstream
+        if kind == "rewrite":
+            out.append(("allow", texts(spec["content"]), contexts))
+        elif kind == "drop-contexts":
+            out.append(("allow", content, []))
+        else:  # add-contexts: either position is allowed
+            own = [c["content"][0]["text"] for c in spec["contexts"]]
+            out.append(("allow", content, own + contexts))
+            out.append(("allow", content, contexts + own))
+    return out
 
 
 def _chain(script: Mapping[str, Any], k: int) -> list[Mapping[str, Any]]:
@@ -259,7 +273,8 @@ def waterfall_allow_is_authoritative(
     script: Mapping[str, Any], result: Mapping[str, Any], found: Sequence[Record]
 ) -> None:
     """INBOX-012: each admitted prompt is what the chain's returned allow says: its content
-    (the record's when the allow has none) and exactly its contexts, in whichever order."""
+    (the record's when the allow has none) and exactly its contexts, in whichever order --
+    an allow without additionalContexts read as none or as the record's own (D-445)."""
     events = result["log"]["events"]
     submissions = observed(result, "submissions", "INBOX-012")
     prompts = [p for p, e in enumerate(events) if e["type"] in {"user/message", "prompt/blocked"}]
@@ -271,19 +286,73 @@ def waterfall_allow_is_authoritative(
         record = by_text.get(shown[0]) if len(shown) == 1 else None
         if record is None:
             continue
-        decision = _decide(_chain(script, k), record)
+        decisions = _decide(_chain(script, k), record)
         event = events[position]
-        if decision[0] == "throw":
+        if decisions[0][0] == "throw":
             return  # the turn failed before admission: later pairs are not this one's
-        if decision[0] == "block":
-            assert event["type"] == "prompt/blocked", f"submission {k}: not blocked: {event}"
+        if decisions[0][0] == "block":
+            assert event["type"] == "prompt/blocked", f"submission {k}: not blocked: {js(event)}"
             continue
-        _, content, contexts = decision
         assert event["type"] == "user/message", f"submission {k}: blocked against the allow"
-        want = [record.text] if content is None else content
-        assert texts(display(event)) == want, f"submission {k}: {display(event)} not {want}"
-        got = _carried(events, position)
-        assert got == set(contexts), f"submission {k}: contexts {sorted(got)} not {contexts}"
+        shown, got = texts(display(event)), _carried(events, position)
+        readings = [([record.text] if c is None else c, set(x)) for _, c, x in decisions]
+        assert (shown, got) in readings, (
+            f"submission {k}: {js(shown)} with contexts {js(sorted(got))}, where the chain's "
+            "allow is " + " or ".join(f"{js(w)} with {js(sorted(x))}" for w, x in readings)
+        )
+
+
+def _strings(value: object) -> Iterator[str]:
+    """Every string value under *value* (keys left out)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def blocked_submissions_write_nothing(
+    script: Mapping[str, Any], result: Mapping[str, Any], found: Sequence[Record]
+) -> None:
+    """INBOX-011 read directly (issue 45 item 4): every submission the listener chain blocks
+    -- known from the script and the outcome's ``submissions``, not from the host's own
+    account of a block -- leaves no prompt event holding its text and no prompt or context
+    event holding one of its contexts.  Independent of INBOX-012's pairing and of the
+    host's event for a block (a host may log the block in its own words)."""
+    events = result["log"]["events"]
+    submissions = result.get("submissions")
+    if not isinstance(submissions, list):  # which prompt was blocked cannot be read (D-522)
+        from dsh_conformance.unjudged import UnreadableField
+
+        raise UnreadableField("scenario.run", "/submissions", "what each prompt-submit saw", "none")
+    counts: dict[str, int] = {}
+    for record in found:
+        counts[record.text] = counts.get(record.text, 0) + 1
+    by_text = {r.text: r for r in found if counts[r.text] == 1}
+    for k, submission in enumerate(submissions, start=1):
+        shown = texts(submission["content"])
+        blocked = by_text.get(shown[0]) if len(shown) == 1 else None
+        if blocked is None or _decide(_chain(script, k), blocked)[0][0] != "block":
+            continue
+        record = blocked
+        own = {c["content"][0]["text"] for c in record.contexts}
+        for position, event in enumerate(events):
+            kind = event.get("type")
+            if kind not in PROMPT_EVENTS | {"context/message"}:
+                continue
+            written = set(_strings(event.get("data")))
+            assert not (kind in PROMPT_EVENTS and record.text in written), (
+                f"submission {k} was blocked, but event {position} ({kind}) writes its "
+                f"prompt {record.text}"
+            )
+            leaked = sorted(own & written)
+            assert not leaked, (
+                f"submission {k} was blocked, but event {position} ({kind}) writes its "
+                f"contexts {', '.join(leaked)}"
+            )
 
 
 # --- INBOX-030 / INBOX-032 / INBOX-035 / ENV-065: the host's prepare() ---------------------
@@ -298,7 +367,7 @@ def mentions_are_carried_verbatim(script: Mapping[str, Any], result: Mapping[str
     want = [[{"type": "text", "text": s["text"]}] for s in sent]
     assert [e["data"]["content"] for e in users] == want, "the prompt was not carried verbatim"
     for event in users:
-        assert "envelope" not in event["data"], f"the agent built an envelope: {event}"
+        assert "envelope" not in event["data"], f"the agent built an envelope: {js(event)}"
     assert not [e for e in events if e["type"] == "context/message"], "the agent added context"
     for request, event in zip(result["requests"], users, strict=False):
         last = request["messages"][-1]

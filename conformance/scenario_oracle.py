@@ -9,6 +9,7 @@ and the independent fold and replay of ``agent_support``.  Texts are unique per 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
@@ -146,15 +147,42 @@ def _contents(
             yield event, data["content"], envelope
 
 
+def js(value: object) -> str:
+    """*value* as JSON for a failure message (what crossed the wire), never a Python repr."""
+    from dsh_conformance.reporting.escape import show_value
+
+    return show_value(value, 400)
+
+
+#: A line of the model-visible text that is the delimiter's words alone: a JSON string of
+#: the data cannot hold one (a raw line break in it is escaped), so the note's "referenced
+#: data may spell those words inside a JSON string" never counts as a delimiter.
+_DELIM_LINE: Final = re.compile(r"(?m)^[ \t]*" + re.escape(DELIM_WORDS) + r"[ \t]*$")
+
+
 def one_delimiter_after_all_prefix_blocks(events: Sequence[Event]) -> None:
-    """ENV-053: an enveloped prompt event holds exactly one delimiter, right after its
-    prefix blocks (one per prefix context); no other event holds one."""
+    """ENV-053: an enveloped prompt event holds exactly one delimiter, after the text of
+    all its prefix contexts; no other event holds one.  Read in the text the model sees,
+    whatever the block layout (D-195): the delimiter may be a block of its own or part of
+    one."""
     for event, content, envelope in _contents(events):
         if envelope is None:
             continue
-        assert content.count(DELIM) == 1, f"not exactly one delimiter: {event}"
-        cut = content.index(DELIM)
-        assert cut == len(envelope["prefixContexts"]) >= 1, f"prefix blocks vs contexts: {event}"
+        seen = "".join(texts(content))
+        found = _DELIM_LINE.findall(seen)
+        assert len(found) == 1, (
+            f"{len(found)} delimiters ('{DELIM_WORDS}' on a line of its own) in the prompt's "
+            f"text where exactly one is due: {js(event)}"
+        )
+        cut = _DELIM_LINE.search(seen)
+        before = seen[: cut.start()] if cut else seen
+        prefixes = envelope.get("prefixContexts") or []
+        missing = [t for c in prefixes for t in texts(c.get("content") or []) if t not in before]
+        assert prefixes, f"an envelope without prefix contexts: {js(event)}"
+        assert not missing, (
+            f"the delimiter does not follow every prefix context (missing before it: "
+            f"{js(missing)}): {js(event)}"
+        )
 
 
 def envelope_shows_the_direct_prompt(events: Sequence[Event]) -> None:
@@ -162,13 +190,13 @@ def envelope_shows_the_direct_prompt(events: Sequence[Event]) -> None:
     prefix contexts has no envelope and no delimiter; no other event holds a delimiter."""
     for event, content, envelope in _contents(events):
         if envelope is None:
-            assert DELIM not in content, f"a delimiter without an envelope: {event}"
+            assert DELIM not in content, f"a delimiter without an envelope: {js(event)}"
             continue
         # what the model reads: the delimiter's words, then the display content, in any
         # block layout (D-195)
         shown = envelope["displayContent"]
         assert prefix_text(content, shown) is not None, (
-            f"the display does not follow the delimiter: {event}"
+            f"the display does not follow the delimiter: {js(event)}"
         )
 
 
@@ -277,7 +305,7 @@ def blocked_turn_is_rejected(events: Sequence[Event]) -> None:
     for turn, event in _blocked_turns(events):
         kinds = [e["type"] for e in turn]
         for forbidden in ("user/message", "step/start"):
-            assert forbidden not in kinds, f"a blocked turn wrote {forbidden}: {kinds}"
+            assert forbidden not in kinds, f"a blocked turn wrote {forbidden}: {js(kinds)}"
         reason = turn[-1]["data"]["reason"]
         assert reason == {"kind": "rejected", "reason": event["data"]["reason"]}, reason
 
@@ -358,9 +386,11 @@ def envelope_hidden_from_the_model(result: Mapping[str, Any]) -> None:
             before.append(block)
         direct = "\n".join(texts(content)[len(before) :])
         snapshot = [t for t in before if t.strip() and t not in direct]
-        assert not [t for t in snapshot if t in shown], f"the display holds the snapshot: {event}"
+        assert not [t for t in snapshot if t in shown], (
+            f"the display holds the snapshot: {js(event)}"
+        )
         if DELIM_WORDS in shown:
-            assert direct.count(DELIM_WORDS) > 1, f"the display holds the delimiter: {event}"
+            assert direct.count(DELIM_WORDS) > 1, f"the display holds the delimiter: {js(event)}"
     for number, request in enumerate(result["requests"], start=1):
         for message in request.get("messages", ()):
             if isinstance(message, Mapping):

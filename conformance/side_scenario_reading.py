@@ -15,7 +15,7 @@ from typing import Any, Final
 from attrs import frozen
 
 from dsh_conformance.conformance.agent_support import replay
-from dsh_conformance.conformance.side_invariants import canonical_json
+from dsh_conformance.conformance.side_invariants import canonical_json, seed_fork_points
 
 Event = Mapping[str, Any]
 Outcome = Mapping[str, Any]
@@ -80,9 +80,9 @@ def fork(script: Mapping[str, Any], result: Outcome) -> Mapping[str, Any]:
     raise AssertionError(f"no fork step created the side session (errors: {errors})")
 
 
-def seed_length(script: Mapping[str, Any], result: Outcome) -> int:
-    """How many events the child took from the parent: the longest common prefix of the
-    child's log and the parent's log at the fork, event by event (D-271)."""
+def common_prefix(script: Mapping[str, Any], result: Outcome) -> int:
+    """How many events the child's log and the parent's log at the fork share at the
+    start, event by event: the most the child can have taken."""
     before = fork(script, result)["source"]["before"]["events"]
     child = result["child"]["log"]["events"]
     n = 0
@@ -91,6 +91,46 @@ def seed_length(script: Mapping[str, Any], result: Outcome) -> int:
     ):
         n += 1
     return n
+
+
+#: What the child may write of its own that equals the parent's open turn at the same
+#: position: the opening of a turn, before anything the model sees (D-443).
+_OPENING: Final = frozenset({"turn/start", "step/start", "request/header"})
+
+
+def fork_readings(script: Mapping[str, Any], result: Outcome) -> tuple[int, ...]:
+    """Every seed length the two logs admit (D-443): the common prefix itself, or the
+    start of a turn within it after which the child shares only the opening of a turn
+    (its own first turn/start may equal the parent's open one, event for event)."""
+    child = result["child"]["log"]["events"]
+    n = common_prefix(script, result)
+    out = [n]
+    for start in range(n - 1, -1, -1):
+        if child[start]["type"] not in _OPENING:
+            break
+        if child[start]["type"] == "turn/start":
+            out.append(start)
+    return tuple(sorted(out))
+
+
+def stamped_length(result: Outcome) -> object:
+    """The child header's seedLength as the host stamped it (any value)."""
+    header = result["child"]["log"]["header"]
+    return header.get("seedLength") if isinstance(header, Mapping) else None
+
+
+def seed_length(script: Mapping[str, Any], result: Outcome) -> int:
+    """How many events the child took from the parent (D-443): the host's seedLength
+    stamp, where the logs admit it (``fork_readings``); otherwise the reading that fits
+    the sentence best -- the largest one ending at a fork point it allows -- else the
+    common prefix (the child took at least that much)."""
+    readings = fork_readings(script, result)
+    stamp = stamped_length(result)
+    if type(stamp) is int and stamp in readings:
+        return stamp
+    before = fork(script, result)["source"]["before"]["events"]
+    allowed = [m for m in readings if m in seed_fork_points(before)]
+    return max(allowed) if allowed else readings[-1]
 
 
 def requests_of_own_steps(session: Mapping[str, Any], first: int) -> list[dict[str, Any]]:

@@ -362,18 +362,26 @@ def test_attached_contexts_are_the_default_decision(impl: Implementation) -> Non
     ]
 
 
-@pytest.mark.req("INBOX-012")
+@pytest.mark.req("INBOX-012", "INBOX-140")
 def test_an_allow_without_next_drops_the_attached_contexts(impl: Implementation) -> None:
+    """INBOX-012 (seed): an allow returned without next() and without additionalContexts
+    admits the prompt as it is, with no contexts or with the record's own (an absent field
+    reads either way, D-445); none at all is the reference's reading (INBOX-140, D-66)."""
     agent = new_agent(impl)
     agent.call("agent.listen", listener={"kind": "allow"})
     prefix = context("P", placement="prompt-prefix")
     agent.call("agent.send", content=text("a"), contexts=[prefix, context("c")])
     agent.run()
-    assert message_types(agent) == ["user/message", "assistant/message"]
-    assert of_type(agent.events(), "user/message")[0]["data"] == {
-        "content": text("a"),
-        "source": USER,
-    }
+    user = of_type(agent.events(), "user/message")[0]["data"]
+    shown = user["envelope"]["displayContent"] if "envelope" in user else user["content"]
+    separate = [e["data"]["content"] for e in of_type(agent.events(), "context/message")]
+    with check("INBOX-012", user=user, separate=separate):
+        assert shown == text("a"), "not the record's content"
+        kept = "envelope" in user and separate == [text("c")]
+        assert kept or ("envelope" not in user and separate == []), "neither none nor kept"
+    with check("INBOX-140"):  # the reference's reading: no contexts at all
+        assert message_types(agent) == ["user/message", "assistant/message"]
+        assert user == {"content": text("a"), "source": USER}
 
 
 @pytest.mark.req("INBOX-012")
@@ -388,7 +396,7 @@ def test_a_wrapping_rewrite_keeps_downstream_contexts(impl: Implementation) -> N
     assert same_items(separate, [text("c1"), text("c2")])  # any order: the note names none
 
 
-@pytest.mark.req("INBOX-012")
+@pytest.mark.req("INBOX-012", "INBOX-140")
 def test_an_allow_with_content_and_no_next_replaces_content_and_drops_contexts(
     impl: Implementation,
 ) -> None:
@@ -396,23 +404,30 @@ def test_an_allow_with_content_and_no_next_replaces_content_and_drops_contexts(
     agent.call("agent.listen", listener={"kind": "allow", "content": text("X")})
     agent.call("agent.send", content=text("a"), contexts=[context("c")])
     agent.run()
-    assert message_types(agent) == ["user/message", "assistant/message"]
-    assert of_type(agent.events(), "user/message")[0]["data"]["content"] == text("X")
+    user = of_type(agent.events(), "user/message")[0]["data"]
+    expect_equal("INBOX-012", user["content"], text("X"), what="the allowed content")
+    with check("INBOX-140"):  # absent additionalContexts: none (the reference's reading)
+        assert message_types(agent) == ["user/message", "assistant/message"]
 
 
-@pytest.mark.req("INBOX-012")
+@pytest.mark.req("INBOX-012", "INBOX-140")
 def test_listener_contexts_are_placed_like_attached_ones(impl: Implementation) -> None:
+    """INBOX-012 (seed): the listener's contexts join the attached ones, before or after
+    them (the note names no order); before them is the reference's (INBOX-140, D-66)."""
     agent = new_agent(impl)
     hook_ctx = [context("HOOK1"), context("HOOK2", meta={"h": True})]
     agent.call("agent.listen", listener={"kind": "add-contexts", "contexts": hook_ctx})
     agent.call("agent.send", content=text("a"), contexts=[context("ATT")])
     agent.run()
     separate = [e["data"] for e in of_type(agent.events(), "context/message")]
-    assert separate == [
+    hooks = [
         {"content": text("HOOK1"), "source": plugin("ctx")},
         {"content": text("HOOK2"), "source": plugin("ctx"), "meta": {"h": True}},
-        {"content": text("ATT"), "source": plugin("ctx")},
-    ], "hook contexts are prepended to the attached ones"
+    ]
+    attached = [{"content": text("ATT"), "source": plugin("ctx")}]
+    with check("INBOX-012", separate=separate):
+        assert separate in (hooks + attached, attached + hooks), "not the chain's contexts"
+    expect_equal("INBOX-140", separate, hooks + attached, what="hook contexts prepended")
 
 
 @pytest.mark.req("INBOX-012")
@@ -599,8 +614,14 @@ def test_cancel_during_a_tool_batch_pairs_calls_and_drops_steering(impl: Impleme
     results = of_type(events, "tool/result")
     with check("INBOX-022", events=events):
         assert len(results) == 2 == len(of_type(events, "tool/call"))
-        assert results[1]["data"]["isError"] is True
-        assert results[1]["data"]["error"]["code"] == "TOOL_ABORTED_BEFORE_DISPATCH"
+        aborted = results[1]["data"]
+        assert aborted.get("isError") is True, "the undispatched call's result is no error"
+        error = aborted.get("error")
+        code = error.get("code") if isinstance(error, dict) else None
+        assert code == "TOOL_ABORTED_BEFORE_DISPATCH", (
+            f"the undispatched call's result has error code {code}, not the reference's "
+            "TOOL_ABORTED_BEFORE_DISPATCH"
+        )
         assert events[-1]["data"] == {"turn": 1, "reason": {"kind": "aborted"}}
         assert events[-2]["type"] == "step/end"
         for dropped in ("MSG-S", "CTX-S", "MSG-Q", "CTX-Q"):
@@ -624,7 +645,8 @@ def test_dispose_ends_the_turn_and_drops_every_record(impl: Implementation) -> N
         assert events[-1]["data"] == {"turn": 1, "reason": {"kind": "disposed"}}
         assert len(of_type(events, "tool/result")) == len(of_type(events, "tool/call")) == 2
         assert agent.state()["status"] == "disposed"
-        assert agent.notifications()[-1]["status"] == "disposed"
+        last = agent.notifications()[-1]
+        assert last.get("status") == "disposed", "the last notification reports no disposed status"
         assert agent.call("agent.run")["steps"] == 0
         assert agent.events() == events
         for verb in ("agent.send", "agent.steer", "agent.inject"):
@@ -684,11 +706,12 @@ def test_a_seeded_agent_continues_turn_numbers(impl: Implementation) -> None:
     agent.call("agent.send", content=text("three"))
     agent.run()
     events = agent.events()
-    assert events[: len(seed)] == seed
-    starts = [e["data"]["turn"] for e in of_type(events, "turn/start")]
-    assert starts == [1, 2, 3]
-    header = of_type(events[len(seed) :], "request/header")[0]["data"]
-    assert header["reason"] == "resume"
+    assert events[: len(seed)] == seed, "the seed is not the log's prefix"
+    starts = [e["data"].get("turn") for e in of_type(events, "turn/start")]
+    assert starts == [1, 2, 3], f"turn numbers {starts} do not continue the seed's"
+    headers = of_type(events[len(seed) :], "request/header")
+    reason = (headers[0].get("data") or {}).get("reason") if headers else None
+    assert reason == "resume", f"the first request header after the seed has reason {reason}"
 
 
 @pytest.mark.req("INBOX-031")

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.checks import check, expect, expect_equal, review
+from dsh_conformance.conformance import fixed_examples
 from dsh_conformance.conformance.preparation_oracles import (
     CLOSE,
     OPEN,
@@ -21,6 +22,13 @@ from dsh_conformance.conformance.preparation_oracles import (
     smallest_form,
     tag_safe_bytes,
     upstream_fixture,
+)
+from dsh_conformance.conformance.rendered_context import (
+    Framings,
+    expect_nothing_left_out_rendered,
+    expect_rendered_order,
+    expect_rendered_size,
+    rendering_of,
 )
 from dsh_conformance.conformance.strategies import js_strings
 from dsh_conformance.conformance.strategies_sessions import (
@@ -111,10 +119,19 @@ def payload(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 def typed(impl: Implementation, references: list[Any], **kw: Any) -> list[dict[str, Any]]:
     """The typed sources of a successful preparation (issue 36): what seed checks read."""
+    return prepared(impl, references, **kw)[1]
+
+
+def prepared(
+    impl: Implementation, references: list[Any], **kw: Any
+) -> tuple[dict[str, Any], list[dict[str, Any]], dict[str, Any]]:
+    """(result, its typed sources, the call's arguments) of a successful preparation, for
+    a test that also holds the rendering to the typed claims (issue 42)."""
     kw.setdefault("target", {"id": "target"})
     kw.setdefault("content", CONTENT)
     args = {"references": references, **kw}
-    return sources_of(args, impl.call("prepare", **args))
+    result = impl.call("prepare", **args)
+    return result, sources_of(args, result), args
 
 
 def references_of(result: dict[str, Any]) -> list[dict[str, Any]]:
@@ -174,8 +191,10 @@ def test_dedupe_order_labels_limit_and_input_index(
     code = impl.error_code("prepare", **args)
     expect("PREP-003", code is None, "references within the limit once deduplicated were refused")
     result = impl.call("prepare", **args)
-    ids = ids_of(sources_of(args, result))
+    sources = sources_of(args, result)
+    ids = ids_of(sources)
     expect_equal("PREP-001", ids, [sid for sid, _ in expected], what="ids of the typed sources")
+    expect_rendered_order(args, result, sources)
     # The reference's layout and labels (profile), after the seed's check.
     with check("ENV-006", prompt=prompt_of(result)):
         got = [(d["sessionId"], d["label"]) for d in payload(result)]
@@ -200,8 +219,10 @@ def test_first_appearance_order_whatever_the_labels(
     """PREP-001 on its own (issue 25): the ids come in first-appearance order, judged
     before and apart from the label a repeat carries (ENV-006, a decision)."""
     sessions = {sid: small(sid) for sid in POOL}
-    ids = ids_of(typed(impl, refs, sessions=sessions))
+    result, sources, args = prepared(impl, refs, sessions=sessions)
+    ids = ids_of(sources)
     expect_equal("PREP-001", ids, list(dict.fromkeys(r["sessionId"] for r in refs)), what="ids")
+    expect_rendered_order(args, result, sources)
 
 
 @pytest.mark.req("PREP-001")
@@ -222,10 +243,16 @@ def test_first_appearance_order_when_reads_finish_out_of_order(
     sessions = {sid: small(sid) for sid in "abc"}
     faults = {sid: {"kind": "delay", "ms": ms} for sid, ms in delays.items()}
     references = [{"sessionId": sid} for sid in refs] + [{"sessionId": refs[0]}]
-    ids = ids_of(typed(impl, references, sessions=sessions, faults=faults))
+    result, sources, args = prepared(impl, references, sessions=sessions, faults=faults)
     expect_equal(
-        "PREP-001", ids, list(refs), what="ids, reads settling out of order", faults=faults
+        "PREP-001",
+        ids_of(sources),
+        list(refs),
+        what="ids, reads settling out of order",
+        faults=faults,
     )
+    # what the model reads comes in that order too, not only the typed field (issue 42)
+    expect_rendered_order(args, result, sources, faults=faults)
 
 
 @pytest.mark.req("PREP-002", "PREP-022")
@@ -314,6 +341,8 @@ def test_null_options_take_their_defaults(impl: Implementation) -> None:
 def test_no_references_no_context(impl: Implementation, content: list[Any]) -> None:
     for extra in ({}, {"cancelAt": "before"}, {"cancelAt": 0}):
         result = prepare(impl, [], content=content, **extra)
+        if isinstance(result, dict) and result.get("sources") == []:
+            result = {k: v for k, v in result.items() if k != "sources"}  # no sources: allowed
         expect_equal("PREP-014", result, {"content": content, "contexts": []}, extra=extra)
 
 
@@ -347,6 +376,7 @@ def source_sets(draw: st.DrawFn) -> list[SessionCase]:
 )
 @settings(max_examples=100, suppress_health_check=SLOW)
 @given(source_sets(), st.lists(js_strings(max_size=6), min_size=3, max_size=3))
+@fixed_examples.examples(*fixed_examples.FRAMING)
 def test_context_framing_and_data(
     impl: Implementation, cases: list[SessionCase], labels: list[str]
 ) -> None:
@@ -382,8 +412,10 @@ def test_context_framing_and_data(
         missing = missing_texts(sources, data)
         assert not missing, f"retained texts absent from the context's JSON: {missing}"
     expect_equal("PREP-001", ids_of(sources), [c.id for c in cases], what="ids of the sources")
+    expect_rendered_order(args, result, sources)
     for source in sources:
         expect_within(source, 65536)
+    expect_rendered_size(result, sources)
     meta = context.get("meta") or {}
     with check("ENV-005", meta=meta):
         records = references_of(result)
@@ -551,9 +583,11 @@ def test_upstream_fixture_payload_and_meta(impl: Implementation) -> None:
     texts = [m["text"] for m in source["messages"]]
     leaked = [t for t in texts if t in {"old user", "workspace secret", "plugin steer", "partial"}]
     expect("PROJ-004", not leaked, "an excluded text reached the snapshot", leaked=leaked)
+    # the fixture's messages without text (reasoning only) may be kept as '' or dropped
+    # (D-256, D-524)
     expect_equal(
         "PROJ-001",
-        texts,
+        [t for t in texts if t != ""],
         [
             "<compacted-summary>checkpoint</compacted-summary>",
             "recent user",
@@ -658,7 +692,9 @@ def test_keyless_snapshot_scenario(impl: Implementation) -> None:
         assert "Recent retained question." in prompt
         assert "SHADOWED" not in prompt
     with check("ENV-005", meta=result["contexts"][0].get("meta")):
-        assert references_of(result)[0]["compacted"] is True, "not reported compacted"
+        records = references_of(result)
+        assert records, "the context carries no source/retention metadata records"
+        assert records[0].get("compacted") is True, "not reported compacted"
     expect_equal("PREP-011", result["content"], [text_block("Use @Source session")])
 
 
@@ -748,7 +784,11 @@ def test_the_default_cap_is_65536_bytes(impl: Implementation, total: int) -> Non
     fewer when uncapped is kept whole by default; a larger one is cut to at most that."""
     sessions = {"big": one_text_source(total)}
     refs = [{"sessionId": "big"}]
-    (alone,) = typed(impl, refs, sessions=sessions, config={"maxReferenceBytes": UNBOUNDED})
+    roomy, (alone,), _ = prepared(
+        impl, refs, sessions=sessions, config={"maxReferenceBytes": UNBOUNDED}
+    )
+    framings = Framings()
+    framings.add(roomy, [alone], cap="unbounded")
     args = {"target": {"id": "target"}, "content": CONTENT, "references": refs}
     code = impl.error_code("prepare", **args, sessions=sessions)
     if code is not None:
@@ -759,9 +799,14 @@ def test_the_default_cap_is_65536_bytes(impl: Implementation, total: int) -> Non
         expect("RET-003", bound > 65536, "failed where slicing fits the default cap", code=code)
         return
     result = impl.call("prepare", **args, sessions=sessions)
-    (source,) = sources_of(args, result)
+    (source,) = sources_of({**args, "sessions": sessions}, result)
     measured = alone["serializedBytes"]
     expect_within(source, 65536)
+    # what the model reads is within the cap too, on the host's own measure (issue 42)
+    framings.add(result, [source], cap="default")
+    framings.expect_fixed()
+    text = sessions["big"]["events"][0]["data"]["content"][0]["text"]
+    expect_nothing_left_out_rendered(rendering_of(result), [source], {"big": [text]})
     if measured <= 65536:
         expect("RET-001", whole(source), "cut below the 65,536-byte default cap", size=measured)
     # The reference's measure (D-34, profile): the data object of exactly *total* bytes.
@@ -786,12 +831,55 @@ def test_each_source_is_retained_independently(
         for sid, n in zip(ids, sizes, strict=True)
     }
     config = {"maxReferenceBytes": cap}
-    together = typed(impl, [{"sessionId": s} for s in ids], sessions=sessions, config=config)
+    refs = [{"sessionId": s} for s in ids]
+    result, together, _ = prepared(impl, refs, sessions=sessions, config=config)
     for sid, source in zip(ids, together, strict=True):
         expect_within(source, cap, sid=sid)
+    framings = Framings()  # each rendering as counted, one framing per count (issue 42)
+    framings.add(result, together, sids=ids)
     for sid, source in zip(ids, together, strict=True):
-        alone = typed(impl, [{"sessionId": sid}], sessions=sessions, config=config)
+        one, alone, _ = prepared(impl, [{"sessionId": sid}], sessions=sessions, config=config)
+        framings.add(one, alone, sid=sid)
         expect_equal("RET-010", alone, [source], what="the source prepared alone", sid=sid)
+    framings.expect_fixed()
+
+
+#: A source with two older messages and a long newest one (issue 42): caps relative to
+#: its own uncapped size make a host drop, then drop and cut.
+LONG_TEXTS = ("old-" + "o" * 300, "mid-" + "m" * 300, "newest-" + "n" * 2000)
+
+
+@pytest.mark.req("RET-001", "RET-002", "RET-003", "SER-006", "ENV-001")
+@pytest.mark.parametrize("beside", [(), ("short",)], ids=["alone", "beside-another"])
+def test_the_rendering_holds_what_the_typed_sources_claim(
+    impl: Implementation, beside: tuple[str, ...]
+) -> None:
+    """Issue 42 item 1: the model reads the rendering, not the typed fields.  At each cap
+    (none, one that drops, one that drops and cuts) the rendered context holds every text
+    the typed sources retain (ENV-001) and none they report dropped (RET-002) or cut
+    (RET-003) whole, and its bytes are their serializedBytes plus a framing fixed for a
+    number of sources (RET-001, SER-006: D-442)."""
+    sessions = {"long": small("long", *LONG_TEXTS), **{sid: small(sid) for sid in beside}}
+    originals = {"long": list(LONG_TEXTS), **{sid: [f"hello from {sid}"] for sid in beside}}
+    refs = [{"sessionId": sid} for sid in ("long", *beside)]
+    uncapped = {"maxReferenceBytes": UNBOUNDED}
+    roomy, whole_sources, _ = prepared(impl, refs, sessions=sessions, config=uncapped)
+    framings = Framings()
+    framings.add(roomy, whole_sources, cap="unbounded")
+    measured = whole_sources[0]["serializedBytes"]
+    for cap in (measured - 200, measured - 700):
+        config = {"maxReferenceBytes": cap}
+        if prepare_code(impl, refs, sessions=sessions, config=config) is not None:
+            continue  # whether failing was avoidable is the budget tests' (D-232)
+        result, sources, _ = prepared(impl, refs, sessions=sessions, config=config)
+        rendering = rendering_of(result)
+        with check("ENV-001", cap=cap):
+            assert rendering is not None, "no JSON value right before the closing tag"
+            missing = missing_texts(sources, rendering.value)
+            assert not missing, f"retained texts absent from the rendering: {missing}"
+        expect_nothing_left_out_rendered(rendering, sources, originals, cap=cap)
+        framings.add(result, sources, cap=cap)
+    framings.expect_fixed()
 
 
 # --- reads, faults, cancellation ---------------------------------------------------------------
@@ -862,7 +950,7 @@ def test_all_or_nothing_under_every_fault(impl: Implementation, scenario: dict[s
     if code == CANCELLED:  # every read settles before the cancellation: it must not win
         expect("PREP-006", False, "cancelled after every read had settled", args=args)
     expect("PREP-005", code is None, "failed without a failing read or cancellation", code=code)
-    got = typed(impl, refs, **args)
+    result, got, call = prepared(impl, refs, **args)
     clean = {sid: small(sid, f"{sid} says hi", "second") for sid in "abc"}
     want = typed(impl, refs, sessions=clean)
     # Every source, whole as without faults (PREP-005); in first-appearance order whatever
@@ -874,6 +962,7 @@ def test_all_or_nothing_under_every_fault(impl: Implementation, scenario: dict[s
         what="the sources of a success under faults",
     )
     expect_equal("PREP-001", ids_of(got), ids_of(want), what="ids, reads settling at any time")
+    expect_rendered_order(call, result, got, faults=args["faults"])
 
 
 @pytest.mark.req("PREP-006", "PREP-007")
@@ -966,6 +1055,7 @@ def mutations(draw: st.DrawFn) -> dict[str, Any]:
 @pytest.mark.req("PREP-008", "PREP-005")
 @settings(max_examples=60, suppress_health_check=SLOW)
 @given(session_cases(session_id=st.just("source"), max_events=8), mutations())
+@fixed_examples.examples(*fixed_examples.ISOLATION)
 def test_later_source_changes_do_not_reach_the_prepared_context(
     impl: Implementation, case: SessionCase, mutation: dict[str, Any]
 ) -> None:

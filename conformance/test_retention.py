@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.checks import check, expect, expect_equal, fail
+from dsh_conformance.conformance import fixed_examples
 from dsh_conformance.conformance.preparation_oracles import (
     NOTICE,
     cuts_of,
@@ -19,6 +20,11 @@ from dsh_conformance.conformance.preparation_oracles import (
     truncation_of,
     upstream_fixture,
     utf8_len,
+)
+from dsh_conformance.conformance.rendered_context import (
+    data_rendering,
+    expect_nothing_left_out_rendered,
+    expect_retained_rendered,
 )
 from dsh_conformance.conformance.strategies import js_strings
 from dsh_conformance.conformance.strategies_sessions import (
@@ -124,24 +130,54 @@ def retained(impl: Implementation, args: dict[str, Any]) -> dict[str, Any]:
     return retained_of(args, impl.call("retention.retain", **args))
 
 
+def own_projection(
+    impl: Implementation, session: dict[str, Any], label: str
+) -> dict[str, Any] | None:
+    """The host's own typed source of *session* uncapped: its projected messages, each
+    with its checkpoint flag, in its own joining and empty-item choices (issue 45 item 3,
+    D-523), and its own measure; None when it cannot retain it uncapped."""
+    args = {"session": session, "label": label, "maxBytes": UNBOUNDED}
+    if impl.error_code("retention.retain", **args) is not None:
+        return None
+    return retained(impl, args)
+
+
+def kept_as(message: dict[str, Any], original: str) -> bool:
+    """*message* is a user message holding *original*, whole up to whitespace or cut."""
+    if message["role"] != "user":
+        return False
+    if "".join(message["text"].split()) == "".join(original.split()):
+        return True
+    return message["text"] != original and is_cut_of(message, original)
+
+
+def preserved_flags(items: list[dict[str, Any]]) -> list[bool]:
+    """RET-002's sentence on the host's own items: its checkpoints and its newest one."""
+    last = len(items) - 1
+    return [bool(e["checkpoint"]) or i == last for i, e in enumerate(items)]
+
+
 def host_bounds(
     impl: Implementation, session: dict[str, Any], label: str, expected: list[dict[str, Any]]
 ) -> tuple[int, int] | None:
     """D-232: upper bounds, on the host's own measure, of the source with every droppable
     message dropped, and with the preserved texts also cut to their smallest form.
 
-    The host retains the source uncapped (serializedBytes W); dropping a message removes
+    The host retains the source uncapped (serializedBytes W, its own messages: which are
+    checkpoints and which is the newest is read there, D-523); dropping a message removes
     at least its text's tag-safe JSON string, cutting a text at least the difference to a
     marker up to MARKER_SLACK bytes longer than the reference's bare notice; COUNT_SLACK
     covers counts a host may write.  None when the host cannot retain it uncapped.
+    *expected* is not read: the host's own projection is (kept for the callers' sake).
     """
-    args = {"session": session, "label": label, "maxBytes": UNBOUNDED}
-    if impl.error_code("retention.retain", **args) is not None:
+    own = own_projection(impl, session, label)
+    if own is None:
         return None
-    measured = retained(impl, args)["serializedBytes"]
-    last = len(expected) - 1
-    droppable = [e for i, e in enumerate(expected) if not e["checkpoint"] and i != last]
-    preserved = [e for i, e in enumerate(expected) if e["checkpoint"] or i == last]
+    measured = own["serializedBytes"]
+    items = own["messages"]
+    must = preserved_flags(items)
+    droppable = [e for e, keep in zip(items, must, strict=True) if not keep]
+    preserved = [e for e, keep in zip(items, must, strict=True) if keep]
     dropped = measured - sum(tag_safe_bytes(e["text"]) for e in droppable) + COUNT_SLACK
     savings = sum(
         max(0, tag_safe_bytes(e["text"]) - tag_safe_bytes(smallest_form(e["text"], MARKER_SLACK)))
@@ -177,6 +213,14 @@ def expect_unavoidable(
         cap=cap,
         bound=cut,
     )
+
+
+def expect_data_as_claimed(out: dict[str, Any], source: dict[str, Any], texts: list[str]) -> None:
+    """Issue 42: the data that goes into the prompt holds what the typed source claims --
+    every retained text (RET-002), no dropped (RET-002) or cut (RET-003) text whole."""
+    rendering = data_rendering(out["data"])
+    expect_retained_rendered("RET-002", rendering, [source])
+    expect_nothing_left_out_rendered(rendering, [source], {"": texts})
 
 
 def expect_exact_cut(message: dict[str, Any], original: str, **inputs: object) -> None:
@@ -235,6 +279,7 @@ def balanced(message: dict[str, Any], original: str) -> bool:
 )
 @settings(max_examples=150, suppress_health_check=SLOW)
 @given(retention_inputs())
+@fixed_examples.examples(*fixed_examples.RETENTION)
 def test_retention_properties(impl: Implementation, inputs: tuple[SessionCase, int, str]) -> None:
     case, cap, label = inputs
     full = data_of(case, label, case.expected)
@@ -258,32 +303,49 @@ def test_retention_properties(impl: Implementation, inputs: tuple[SessionCase, i
     source = retained_of(args, out)
     messages = source["messages"]
     expect_within(source, cap)
-    # RET-002: the checkpoints and the newest message are kept (whole or sliced) and only
-    # non-checkpoint messages are missing ...
-    last = len(case.expected) - 1
-    must = [bool(e["checkpoint"]) or i == last for i, e in enumerate(case.expected)]
-    expect(
-        "RET-002",
-        keeps_preserved(messages, case.expected, must),
-        "a checkpoint or the newest message is missing",
-        messages=messages,
-    )
-    # ... and the dropped ones are older than every kept one (D-198): the retained
-    # non-checkpoint messages are a suffix of the projected ones.
-    kept = kept_of(messages, case.expected)
-    expect(
-        "RET-002",
-        kept is not None,
-        "a newer message was dropped while an older non-checkpoint message was kept",
-        messages=messages,
-    )
-    assert kept is not None
-    sliced = False
-    for m, e in zip(messages, kept, strict=True):
-        if m["text"] != e["text"]:
-            event("retention: truncated a text")
-            sliced = True
-        expect_exact_cut(m, e["text"])
+    own = own_projection(impl, case.session, label)
+    items = own["messages"] if own is not None else None
+    # the data that goes into the prompt holds what the typed source claims (issue 42),
+    # measured against the host's own projection where it has one (D-523)
+    originals = items if items is not None else case.expected
+    expect_data_as_claimed(out, source, [e["text"] for e in originals])
+    # RET-002 on the host's own projection (D-523): its checkpoints and its newest message
+    # are kept (whole or sliced) and only its non-checkpoint messages are missing ...
+    if items is not None:
+        expect(
+            "RET-002",
+            keeps_preserved(messages, items, preserved_flags(items)),
+            "a checkpoint or the newest message is missing",
+            messages=messages,
+            projected=items,
+        )
+        # ... and the dropped ones are older than every kept one (D-198): the retained
+        # non-checkpoint messages are a suffix of the host's projected ones.
+        own_kept = kept_of(messages, items)
+        expect(
+            "RET-002",
+            own_kept is not None,
+            "a newer message was dropped while an older non-checkpoint message was kept",
+            messages=messages,
+            projected=items,
+        )
+        for m, e in zip(messages, own_kept or [], strict=False):
+            expect_exact_cut(m, e["text"])  # RET-003: each cut exact, against its original
+    # ... and which messages are the current compact checkpoints is the note's (the compact
+    # source on the current surface), not the host's claim: each is kept, whole or cut,
+    # its text compared up to whitespace (any joining, D-523)
+    lost = [
+        e["text"]
+        for e in case.expected
+        if e["checkpoint"] and not any(kept_as(m, e["text"]) for m in messages)
+    ]
+    expect("RET-002", not lost, "a current compact checkpoint was dropped", lost=lost)
+    kept = kept_of(messages, case.expected)  # the reference's projection: profile only
+    if kept is None:  # another projection (its joining, empty items) or RET-002's failure:
+        return  # the profile's exact objects below compare nothing then
+    sliced = any(m["text"] != e["text"] for m, e in zip(messages, kept, strict=True))
+    if sliced:
+        event("retention: truncated a text")
     # Decision checks come after the seed's, so a profile difference never hides a seed
     # failure (issue 25).
     data, stats = out["data"], out["stats"]
@@ -493,6 +555,7 @@ def test_upstream_exact_budget_properties(impl: Implementation) -> None:
     source = retained_of(args, out)
     messages, stats = source["messages"], out["stats"]
     expect_within(source, 360)
+    expect_data_as_claimed(out, source, [e["text"] for e in fixture_expected()])
     with check("RET-002", messages=messages):
         assert messages[0]["role"] == "user"
         assert messages[0]["text"] == CHECKPOINT or messages[0]["omittedBytes"] > 0
@@ -652,7 +715,10 @@ def test_drop_what_is_needed_then_slice(impl: Implementation) -> None:
         expect_unavoidable(impl, src, "s", expected, room)
         profile.append("dropping the old message fits the reference's object: it failed")
     else:
-        messages = retained(impl, args)["messages"]
+        out = impl.call("retention.retain", **args)
+        source = retained_of(args, out)
+        expect_data_as_claimed(out, source, [str(e["text"]) for e in expected])
+        messages = source["messages"]
         texts = [m["text"] for m in messages]
         expect("RET-002", texts[-1:] == ["new " * 5], "the newest message is gone", texts=texts)
         expect("RET-002", kept_of(messages, expected) is not None, "not older first", texts=texts)

@@ -20,6 +20,7 @@ from hypothesis.control import currently_in_test_context
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.checks import check
+from dsh_conformance.conformance import own_records
 from dsh_conformance.conformance import scenario_observed as seen
 from dsh_conformance.conformance.agent_support import prefix_text
 from dsh_conformance.conformance.keyless import (
@@ -45,7 +46,7 @@ pytestmark = pytest.mark.capability("scenario")
 def run(impl: Implementation, script: dict[str, Any]) -> dict[str, Any]:
     if currently_in_test_context():
         note(replayable(script))
-    result: dict[str, Any] = impl.call("scenario.run", **script)
+    result: dict[str, Any] = own_records.scenario_outcome(impl.call("scenario.run", **script))
     return result
 
 

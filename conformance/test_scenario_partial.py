@@ -15,7 +15,7 @@ import json
 from typing import Any, Final
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.checks import check, expect
@@ -125,6 +125,12 @@ def test_the_logged_session_projects_no_partial_reply(impl: Implementation, name
 @pytest.mark.capability("projection")
 @pytest.mark.req("PROJ-004")
 @given(script=scripts(listeners=False))
+# Fixed first (D-400): a cancel and a disposal mid-stream, the defects rc.8 has, whatever
+# the draw; a loop that logs no text of an unfinished stream passes both.
+@example(
+    script={**SCRIPTS["cancel mid-stream"], "steps": SCRIPTS["cancel mid-stream"]["steps"][:-1]}
+)
+@example(script=DISPOSED)
 def test_no_generated_run_projects_a_partial_reply(
     impl: Implementation, script: dict[str, Any]
 ) -> None:

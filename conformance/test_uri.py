@@ -59,6 +59,11 @@ def test_encode_is_scheme_plus_base64url_of_json_stringify(impl: Implementation,
 
 @pytest.mark.req("URI-002")
 @given(js_strings())
+# Fixed (D-400): lone surrogates, which an encoder through UTF-8 (or any well-formed
+# Unicode form) replaces by U+FFFD; every JavaScript string keeps its code units.
+@example("\ud800")
+@example("a\udfffb")
+@example("\udc00\ud800")
 def test_every_js_string_round_trips(impl: Implementation, sid: str) -> None:
     uri = impl.call("uri.encode", sessionId=sid)
     expect_equal("URI-002", impl.call("uri.decode", uri=uri), sid, what="decoded id", uri=uri)

@@ -4,8 +4,11 @@ A host lays out its prepared context its own way; the notes only say it is one J
 beneath a fixed warning.  Which sessions it holds, in which order, their retained messages,
 the exact bytes each message leaves out and each source's size as the host measured it come
 from the protocol's typed ``sources`` (prepare) and ``source`` (retention.retain) fields
-(sources_field.md).  A result that lacks them or holds them malformed cannot be read: that
-is a protocol problem (``UnreadableResult``), never a requirement's failure.
+(docs/protocol-reference.md).  A result without them (a host of protocol 2, which was
+published without them) is read for the same meaning from its rendering and the fields
+protocol 2 asked for (conformance/untyped_sources.py, D-520); a malformed typed field is
+unreadable (D-522): only the checks needing it judge nothing, never a requirement's
+failure.
 
 The rendered text is read only for what the notes say of it (``context_json``): some JSON
 value right before the final closing tag, with a warning above it.  Standard library only.
@@ -26,6 +29,7 @@ from dsh_conformance.conformance.preparation_oracles import (
     kept_items,
     tag_safe_bytes,
 )
+from dsh_conformance.unjudged import UnreadableField
 
 CLOSE_TAG: Final = "</referenced-sessions>"
 OPEN_TAG: Final = "<referenced-sessions"
@@ -36,35 +40,46 @@ def _int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
-def _message(item: object) -> str | None:
+#: Why a typed field cannot be read: (pointer, what it must be, the value seen).
+Why = tuple[str, str, object]
+
+
+def _field(op: str, pointer: str, expected: str, seen: object) -> UnreadableField:
+    """The typed field at *pointer* cannot be read (D-522): only checks needing it stop."""
+    from dsh_conformance.unjudged import _show
+
+    return UnreadableField(op, pointer, expected, _show(seen))
+
+
+def _message(item: object, where: str) -> Why | None:
     """Why *item* is not a typed message, or None."""
     if not isinstance(item, Mapping):
-        return "a message is not an object"
+        return where, "a typed message (an object)", item
     if item.get("role") not in ROLES:
-        return f"role {item.get('role')!r} is not user or assistant"
+        return f"{where}/role", "user or assistant", item.get("role")
     if not isinstance(item.get("text"), str):
-        return "a message has no string text"
+        return f"{where}/text", "a string", item.get("text")
     if not _int(item.get("omittedBytes")):
-        return "omittedBytes is not a non-negative integer"
+        return f"{where}/omittedBytes", "a non-negative integer", item.get("omittedBytes")
     if not isinstance(item.get("checkpoint"), bool):
-        return "checkpoint is not a boolean"
+        return f"{where}/checkpoint", "a boolean", item.get("checkpoint")
     return None
 
 
-def _retention(source: object, what: str) -> str | None:
+def _retention(source: object, what: str) -> Why | None:
     """Why *source* is not a typed retention account, or None."""
     if not isinstance(source, Mapping):
-        return f"{what} is not an object"
+        return what, "a typed source (an object)", source
     for name in ("serializedBytes", "omittedMessages"):
         if not _int(source.get(name)):
-            return f"{what}.{name} is not a non-negative integer"
+            return f"{what}/{name}", "a non-negative integer", source.get(name)
     messages = source.get("messages")
     if not isinstance(messages, list):
-        return f"{what}.messages is not an array"
+        return f"{what}/messages", "an array", messages
     for index, item in enumerate(messages):
-        why = _message(item)
+        why = _message(item, f"{what}/messages/{index}")
         if why is not None:
-            return f"{what}.messages[{index}]: {why}"
+            return why
     return None
 
 
@@ -79,23 +94,33 @@ def sources_of(args: Mapping[str, Any], result: object) -> list[dict[str, Any]]:
     if len(result["contexts"]) != 1:
         raise unreadable(f"{len(result['contexts'])} contexts where one was prepared")
     sources = result.get("sources")
-    if not isinstance(sources, list) or not sources:
-        raise unreadable("no typed sources beside a context (sources_field.md)")
+    if sources is None or sources == []:  # a host of protocol 2: read its rendering (D-520)
+        from dsh_conformance.conformance.untyped_sources import sources_account
+
+        return sources_account(args, result)
+    if not isinstance(sources, list):
+        raise _field("prepare", "/sources", "an array of typed sources", sources)
     for index, source in enumerate(sources):
-        why = _retention(source, f"sources[{index}]")
+        why = _retention(source, f"/sources/{index}")
         if why is None and not isinstance(source.get("sessionId"), str):
-            why = f"sources[{index}].sessionId is not a string"
+            why = (f"/sources/{index}/sessionId", "a string", source.get("sessionId"))
         if why is not None:
-            raise unreadable(why)
+            raise _field("prepare", *why)
     return [dict(s) for s in sources]
 
 
 def retained_of(args: Mapping[str, Any], result: object) -> dict[str, Any]:
     """The typed ``source`` of a retention.retain result (UnreadableResult if not)."""
-    source = result.get("source") if isinstance(result, Mapping) else None
-    why = _retention(source, "source")
+    if not isinstance(result, Mapping):
+        raise UnreadableResult("retention.retain", dict(args), result, "not an object")
+    source = result.get("source")
+    if source is None:  # a host of protocol 2: read its data and stats (D-520)
+        from dsh_conformance.conformance.untyped_sources import retained_account
+
+        return retained_account(args, result)
+    why = _retention(source, "/source")
     if why is not None:
-        raise UnreadableResult("retention.retain", dict(args), result, why)
+        raise _field("retention.retain", *why)
     assert isinstance(source, Mapping)
     return dict(source)
 

@@ -40,6 +40,12 @@ def prompt_text(sources: Sequence[RetainedSource]) -> str:
     return PROMPT_PREFIX + stringify_tag_safe([s.data for s in sources]) + PROMPT_SUFFIX
 
 
+def framing_bytes(count: int) -> int:
+    """UTF-8 bytes of the prompt no source's serializedBytes counts (D-442): the warning and
+    tags, the array's brackets and the commas between *count* data objects."""
+    return len((PROMPT_PREFIX + PROMPT_SUFFIX).encode("utf-8")) + 2 + max(0, count - 1)
+
+
 def reference_meta(source: RetainedSource, input_index: int) -> dict[str, Any]:
     """One metadata record: three data fields, six stats, then ``inputIndex`` (ENV-006, ENV-008)."""
     return {

@@ -22,7 +22,7 @@ from attrs import frozen
 
 from dsh_conformance.model import jsstr
 from dsh_conformance.model.config import ReferenceConfig
-from dsh_conformance.model.envelope import hook_context
+from dsh_conformance.model.envelope import framing_bytes, hook_context
 from dsh_conformance.model.errors import DshError, ErrorCode
 from dsh_conformance.model.frozen import freeze, thaw
 from dsh_conformance.model.projection import Projected, project
@@ -82,6 +82,7 @@ class PrepareRun:
         out = {"content": thaw(self.content), "contexts": thaw(self.contexts)}
         if self.contexts:
             out["sources"] = [{"sessionId": s.data["sessionId"], **s.typed()} for s in self.sources]
+            out["framingBytes"] = framing_bytes(len(self.sources))
         return out
 
 

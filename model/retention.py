@@ -113,7 +113,7 @@ class RetainedSource:
         return {"data": self.data, "stats": self.stats.to_json(), "size": self.size}
 
     def typed(self) -> dict[str, Any]:
-        """The protocol's typed account of this source (sources_field, issue 36).
+        """The protocol's typed account of this source (docs/protocol-reference.md, issue 36).
 
         ``serializedBytes`` is measured on the data object as serialized, not taken from
         the incremental bookkeeping, so a defect in that bookkeeping shows in the field.

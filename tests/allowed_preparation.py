@@ -46,13 +46,22 @@ class Wrapped(_Broken):
     name = "wrapped"
     kind = "kit"
 
-    def prepare_rewritten(self, args: Mapping[str, Any], rewrite: Callable[[str], str]) -> Any:
+    def prepare_rewritten(
+        self, args: Mapping[str, Any], rewrite: Callable[[str], str], framing: bool = True
+    ) -> Any:
         """The reference's ``prepare`` with every context's prompt text passed through
-        *rewrite* (the kits' way to change one thing about the prompt)."""
+        *rewrite* (the kits' way to change one thing about the prompt).  A rewrite of the
+        framing (*framing*) moves ``framingBytes`` by the bytes it adds or removes (D-442);
+        one inside the data leaves it unreported."""
         result = self.reference.call("prepare", args)
         for context in result["contexts"]:
             for block in context["content"]:
+                before = len(encoded(block["text"]))
                 block["text"] = rewrite(block["text"])
+                if "framingBytes" in result:
+                    result["framingBytes"] += len(encoded(block["text"])) - before
+        if not framing:
+            result.pop("framingBytes", None)
         return result
 
 
@@ -124,10 +133,13 @@ class OwnRetention:
         notice: Callable[[int], str] = notice_text,
         drop_newer: bool = False,
         layout: Layout = reference_layout,
+        project: Callable[[ReferenceAdapter, Mapping[str, Any]], list[dict[str, Any]]]
+        | None = None,
     ) -> None:
         self.head_share, self.over_drop = head_share, over_drop
         self.slices, self.strip_bom, self.notice = slices, strip_bom, notice
         self.drop_newer, self.layout = drop_newer, layout
+        self.project = project
 
     def _slice(self, original: str, keep: int) -> str:
         return slice_text(original, keep, self.head_share, self.strip_bom, self.notice)
@@ -135,7 +147,11 @@ class OwnRetention:
     def retain(self, reference: ReferenceAdapter, args: Mapping[str, Any]) -> dict[str, Any]:
         source = {"session": args["session"]}
         surface = reference.call("session.surface", source)
-        projected = reference.call("projection.project", source)
+        projected = (
+            self.project(reference, source)
+            if self.project is not None
+            else reference.call("projection.project", source)
+        )
         header = surface["session"]
         label = args.get("label", header["id"])
         cap = args.get("maxBytes") or 65536
@@ -264,6 +280,55 @@ class WithRetention(Wrapped):
         return self.retention.truncate(args)
 
 
+# --- a host with its own joining and empty-item choices (issue 45 item 3) -------------------
+
+
+def _text_blocks(content: object) -> list[str]:
+    blocks = content if isinstance(content, list) else []
+    return [
+        b["text"]
+        for b in blocks
+        if isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str)
+    ]
+
+
+def own_projection(reference: ReferenceAdapter, source: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The note's projection with this host's own choices where the note is silent: a
+    message's text blocks joined with nothing between them (the reference: a newline,
+    D-31), and a kept message without text -- a direct-user message of reasoning only, an
+    assistant message of tool calls or reasoning only -- kept as an empty item (the
+    reference drops it; D-256, D-524).  Which messages are kept is the note's."""
+    projected = list(reference.call("projection.project", dict(source)))
+    surface = source.get("snapshot") or reference.call("session.surface", dict(source))
+    out: list[dict[str, Any]] = []
+    for event in surface["events"]:
+        data = event.get("data") or {}
+        envelope = data.get("envelope")
+        blocks = _text_blocks(envelope.get("displayContent") if envelope else data.get("content"))
+        if projected and projected[0]["text"] == "\n".join(blocks):
+            item = projected.pop(0)
+            out.append({**item, "text": "".join(blocks)})
+            continue
+        direct = event["type"] in ("user/message", "steering/message") and data.get("source") == {
+            "kind": "user"
+        }
+        completed = event["type"] == "assistant/message" and not data.get("interrupted")
+        if not blocks and (direct or completed):
+            role = "assistant" if completed else "user"
+            out.append({"role": role, "text": "", "checkpoint": False})
+    return out + projected
+
+
+class OwnProjection(WithRetention):
+    """Projection and retention with the host's own joining and empty items (D-523)."""
+
+    def __init__(self) -> None:
+        super().__init__(OwnRetention(project=own_projection), "own joining and empty items")
+
+    def op_projection_project(self, args: Mapping[str, Any]) -> Any:
+        return own_projection(self.reference, args)
+
+
 # --- a host with its own context layout (issue 36) -------------------------------------------
 
 #: Another host's warning: same meaning (ENV-001, ENV-002), its own words.
@@ -345,7 +410,9 @@ class OwnContextLayout(Wrapped):
         )
         meta = {**context["meta"], "references": records}
         own = {**context, "content": [{"type": "text", "text": text}], "meta": meta}
-        return {**result, "contexts": [own], "sources": sources}
+        # its own framing: the warning, the tags, {"count", "byKey"} and the keys s1..s3
+        framing = len(encoded(text)) - sum(s["serializedBytes"] for s in sources)
+        return {**result, "contexts": [own], "sources": sources, "framingBytes": framing}
 
 
 # --- the allowed kit -------------------------------------------------------------------------
@@ -401,12 +468,21 @@ def other_notice_wording() -> WithRetention:
     return WithRetention(OwnRetention(notice=other_notice), "other omission notice")
 
 
+def own_joining_and_empty_items() -> OwnProjection:
+    return OwnProjection()
+
+
 #: Every member of the kit: factory name -> the profile ids it may fail (REF-* always may).
 KIT: Mapping[str, frozenset[str]] = {
     "reworded_warning": frozenset({"ENV-009"}),
     "own_retention": frozenset({"RET-009"}),
     "other_config_code": frozenset({"PREP-012"}),
     "other_notice_wording": frozenset({"RET-006", "RET-009"}),
+    # the exact texts and the reference's objects and counts are the profile's
+    "own_joining_and_empty_items": frozenset(
+        {"PROJ-006", "PROJ-009", "RET-005", "RET-007", "RET-008", "RET-009"}
+        | {"RET-011", "RET-012", "RET-013", "RET-014"}
+    ),
     "own_context_layout": frozenset(
         {
             "ENV-003",
@@ -430,5 +506,6 @@ FACTORIES: Mapping[str, Callable[[], Wrapped]] = {
     "own_retention": own_retention,
     "other_config_code": other_config_code,
     "other_notice_wording": other_notice_wording,
+    "own_joining_and_empty_items": own_joining_and_empty_items,
     "own_context_layout": own_context_layout,
 }

@@ -64,6 +64,7 @@ class RawClosingTag(Wrapped):
         return self.prepare_rewritten(
             args,
             lambda text: text.replace("\\u003c/referenced-sessions>", "</referenced-sessions>"),
+            framing=False,
         )
 
 

@@ -63,6 +63,22 @@ class BlockKeepsContexts(Agent):
         return event
 
 
+class BlockWritesThePrompt(Agent):
+    """A block still writes the blocked prompt as a user message, its contexts baked or
+    separate as admission would, and logs no block event (INBOX-011, issue 45 item 4): a
+    check that finds blocks by the host's own block event sees none."""
+
+    def _append(self, type: str, data: Any) -> Event:
+        if type == "prompt/blocked" and self._turn is not None:
+            record = self._turn.record
+            prepared = self.place_prompt(record.content, record.source, record.contexts or ())
+            event = super()._append("user/message", prepared.data)
+            for context in prepared.separate:
+                super()._append("context/message", context)
+            return event
+        return super()._append(type, data)
+
+
 class LateSteeringLosesContexts(Agent):
     """Late steering is re-queued without its contexts (INBOX-020)."""
 
@@ -119,6 +135,10 @@ def release_placement() -> ScenarioOnly:
 
 def block_keeps_contexts() -> ScenarioOnly:
     return _adapter(BlockKeepsContexts, "block keeps contexts")
+
+
+def block_writes_the_prompt() -> ScenarioOnly:
+    return _adapter(BlockWritesThePrompt, "block writes the prompt")
 
 
 def late_steering_loses_contexts() -> ScenarioOnly:

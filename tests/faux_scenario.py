@@ -9,18 +9,23 @@ Selectable as ``python:faux_scenario:<factory>`` with ``tests/`` on the path.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+from unittest import mock
 
 from faux_inbox import ScenarioOnly
 
+from dsh_conformance.adapters.contract import Handshake
+from dsh_conformance.adapters.reference import ReferenceAdapter, agent_ops
+from dsh_conformance.adapters.reference.agent_ops import decode_hostile
+from dsh_conformance.model import agent as agent_module
 from dsh_conformance.model import jsstr, scenario
 from dsh_conformance.model.agent import Agent, Phase
 from dsh_conformance.model.errors import DshError, ErrorCode
 from dsh_conformance.model.frozen import FrozenDict, freeze, thaw
 from dsh_conformance.model.inbox import InboxRecord
 from dsh_conformance.model.placement import PreparedPrompt, prepare_prompt_message
-from dsh_conformance.model.prompt_submit import Listener
+from dsh_conformance.model.prompt_submit import Allow, Decision, Listener, run_waterfall
 from dsh_conformance.model.session import Event
 
 
@@ -31,8 +36,6 @@ class KitAdapter(ScenarioOnly):
 
     def call(self, op: str, args: Mapping[str, Any]) -> Any:
         if op == "scenario.run":
-            from dsh_conformance.adapters.reference.agent_ops import decode_hostile
-
             return scenario.run(args, decode_hostile, self.agent, self.runner)
         return super().call(op, args)
 
@@ -41,13 +44,27 @@ class KitAdapter(ScenarioOnly):
 
 
 class PrefixEcho(Agent):
-    """A prefixed prompt is followed by a new event type holding its prefix (ENV-052)."""
+    """A prefixed prompt is followed by a message event of a new type holding its prefix,
+    on the surface (ENV-052; a log-only record of it would be the host's own, D-444)."""
 
     def _append(self, type: str, data: Any) -> Event:
         event = super()._append(type, data)
         if type == "user/message" and "envelope" in data:
             super()._append("prompt/prefix", {"envelope": data["envelope"]})
         return event
+
+
+class PrefixEchoHost(KitAdapter):
+    """Reports PrefixEcho's ``prompt/prefix`` events on the surface (the model's log
+    validator refuses a surfaceOp on a type it does not know)."""
+
+    def call(self, op: str, args: Mapping[str, Any]) -> Any:
+        out = super().call(op, args)
+        if op == "scenario.run":
+            for event in out["log"]["events"]:
+                if event["type"] == "prompt/prefix":
+                    event["surfaceOp"] = "append"
+        return out
 
 
 class BakedBeforeSubmit(Agent):
@@ -262,6 +279,45 @@ class HostLogEvents(Agent):
         return event
 
 
+class HostTelemetry(Agent):
+    """The host logs records of its own: one right after each prompt event and one after
+    each turn, holding what the model was asked (the baked prefix included) -- log-only
+    records of a type of its own, which the seed checks set aside (D-444)."""
+
+    def _append(self, type: str, data: Any) -> Event:
+        event = super()._append(type, data)
+        if type in {"user/message", "steering/message"}:
+            super()._append("host/prompt-seen", {"content": thaw(data["content"])})
+        elif type == "turn/end":
+            asked = [thaw(e.data["content"]) for e in self.log.events if e.type == "user/message"]
+            super()._append("host/turn-usage", {"turn": data["turn"], "asked": asked[-1:]})
+        return event
+
+
+class AllowKeepsContexts(Agent):
+    """An ``allow`` without ``additionalContexts`` keeps the record's own contexts (the
+    other reading of an absent field, D-445); one that names contexts carries those."""
+
+    def _submit(self) -> str:
+        def keeping(
+            listeners: Sequence[Listener], default: Decision, on_invoke: Callable[..., None]
+        ) -> Decision:
+            kept = default.additional_contexts if isinstance(default, Allow) else None
+            if kept is None:
+                return run_waterfall(listeners, default, on_invoke)
+            changed = [
+                Listener(x.event, FrozenDict({**x.spec, "additionalContexts": kept}))
+                if x.kind == "allow" and "additionalContexts" not in x.spec
+                else x
+                for x in listeners
+            ]
+            originals = dict(zip(map(id, changed), listeners, strict=True))
+            return run_waterfall(changed, default, lambda x: on_invoke(originals[id(x)]))
+
+        with mock.patch.object(agent_module, "run_waterfall", keeping):
+            return super()._submit()
+
+
 class TurnEndLater(scenario.Runner):
     """turnEnd steps run one loop step later (a real store's feed defers them: docs/scenario.md)."""
 
@@ -311,7 +367,9 @@ def _kit(
 
 
 def prefix_echo() -> KitAdapter:
-    return _kit("prefix echo", PrefixEcho)
+    adapter = PrefixEchoHost()
+    adapter.agent, adapter.name = PrefixEcho, "prefix echo"
+    return adapter
 
 
 def baked_before_submit() -> KitAdapter:
@@ -372,6 +430,34 @@ def unfinished_leaves_nothing() -> KitAdapter:
 
 def host_log_events() -> KitAdapter:
     return _kit("host log events", HostLogEvents)
+
+
+def host_telemetry() -> KitAdapter:
+    return _kit("host telemetry", HostTelemetry)
+
+
+def allow_keeps_contexts() -> KitAdapter:
+    return _kit("allow keeps contexts", AllowKeepsContexts)
+
+
+class AllowKeepsContextsEverywhere(ReferenceAdapter):
+    """The reference adapter, micro-step ``agent`` included, whose agents keep the record's
+    contexts after an allow without ``additionalContexts`` (D-445)."""
+
+    def handshake(self) -> Handshake:
+        real = super().handshake()
+        info = type(real.implementation)(name="faux: allow keeps contexts", language="python")
+        return Handshake(implementation=info, capabilities=real.capabilities)
+
+    def call(self, op: str, args: Mapping[str, Any]) -> Any:
+        if op == "scenario.run":
+            return scenario.run(args, decode_hostile, AllowKeepsContexts)
+        with mock.patch.object(agent_ops, "Agent", AllowKeepsContexts):
+            return super().call(op, args)
+
+
+def allow_keeps_contexts_everywhere() -> AllowKeepsContextsEverywhere:
+    return AllowKeepsContextsEverywhere()
 
 
 def turn_end_later() -> KitAdapter:

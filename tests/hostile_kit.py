@@ -27,3 +27,30 @@ class HostileUris(_Broken):
 
 def hostile() -> HostileUris:
     return HostileUris()
+
+
+#: Where the image-named kit points its images: the browser test's request sink.
+SINK_ENV = "DSH_HOSTILE_SINK"
+
+
+class ImageName(HostileUris):
+    """Names itself and fails with Markdown and HTML images pointing at the request sink
+    of tests/test_report_browser.py: a report that renders them requests the sink."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        import os
+
+        sink = os.environ.get(SINK_ENV, "http://127.0.0.1:9/")
+        self.name = (
+            f"![md]({sink}md-name.png) <img src={sink}html-name.png> [link]({sink}link) "
+            f"{sink}bare.png"
+        )
+        self.payload = f"![md]({sink}md-uri.png)<img src={sink}html-uri.png>"
+
+    def op_uri_encode(self, args: Mapping[str, Any]) -> Any:
+        return f"dsh-session:{self.payload}"
+
+
+def image_name() -> ImageName:
+    return ImageName()

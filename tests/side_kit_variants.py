@@ -19,6 +19,7 @@ from side_kit import (
     KitAgent,
     KitError,
     KitHost,
+    balanced_end,
     fold,
     kit_factory,
     text_block,
@@ -72,6 +73,15 @@ class FramingInTheSystemPrompt(KitHost):
     def frame(self, child: KitAgent) -> None:
         plain = child.system
         child.system = lambda: plain() + "\n\n" + FRAMING  # type: ignore[method-assign]
+
+
+class MistypedStampBesideABreach(FramingInTheSystemPrompt):
+    """Issue 42 item 2: the child's seedLength is a string ("21") -- a field no check can
+    read -- and the framing goes into the system prompt (a real breach of SIDE-008 and
+    SIDE-017, which must still be caught): only the checks reading the stamp are unjudged."""
+
+    def child_header(self, seed: list[dict[str, Any]]) -> dict[str, Any]:
+        return {**super().child_header(seed), "seedLength": str(len(seed))}
 
 
 class MergesOverTheCap(KitHost):
@@ -181,6 +191,13 @@ class NeverAsks(KitHost):
         child.handback = child.handback or "nothing to report yet"
 
 
+class StampsTheSeedShort(KitHost):
+    """The child takes the balanced prefix but stamps one event fewer (SIDE-005)."""
+
+    def child_header(self, seed: list[dict[str, Any]]) -> dict[str, Any]:
+        return {**super().child_header(seed), "seedLength": max(0, len(seed) - 1)}
+
+
 # --- allowed: differences the note leaves to the host ------------------------------------------
 
 
@@ -233,12 +250,78 @@ class RefusesLongNotes(KitHost):
         return merged
 
 
+class FramesInItsFirstTurn(KitHost):
+    """The framing is written inside the child's first turn of its own, right after its
+    turn/start, and every event is stamped time 0: forked while the parent's turn is
+    open, the child's first turn/start equals the parent's open one event for event, so
+    only the seedLength stamp tells where the inherited history ends (D-443)."""
+
+    def clock(self) -> int:
+        return 0
+
+    def frame(self, child: KitAgent) -> None:
+        plain = child.append
+        framed = False
+
+        def append(kind: str, data: dict[str, Any], surface: bool = False) -> None:
+            nonlocal framed
+            plain(kind, data, surface)
+            if kind == "turn/start" and not framed:
+                framed = True
+                plain("context/message", {"content": text_block(FRAMING), "source": ADVISOR}, True)
+
+        child.append = append  # type: ignore[method-assign]
+
+
+class LogsTelemetry(KitHost):
+    """Each session logs a record of its own after every turn (a log-only ``host/turn-usage``
+    event with the turn's prompt and answer), and a fork copies the parent's records that
+    follow its last completed turn: the note's feature adds no event, the host may log
+    more (D-444)."""
+
+    def seed(self) -> list[dict[str, Any]]:
+        """The balanced prefix and the host's own records right after it."""
+        events = self.parent.events
+        end = balanced_end(events)
+        while end < len(events) and events[end]["type"].startswith("host/"):
+            end += 1
+        return copy.deepcopy(events[:end])
+
+    def fork(self) -> dict[str, Any]:
+        result = super().fork()
+        assert self.child is not None
+        self._telemetry(self.child)
+        return result
+
+    def __init__(self, plan: Any) -> None:
+        super().__init__(plan)
+        self._telemetry(self.parent)
+
+    def _telemetry(self, agent: KitAgent) -> None:
+        plain = agent.append
+
+        def append(kind: str, data: dict[str, Any], surface: bool = False) -> None:
+            plain(kind, data, surface)
+            if kind == "turn/end":
+                said = [
+                    e["data"]["content"]
+                    for e in agent.events
+                    if e["type"] in {"user/message", "assistant/message"}
+                ][-2:]
+                plain("host/turn-usage", {"turn": data["turn"], "said": said, "tokens": 7})
+
+        agent.append = append  # type: ignore[method-assign]
+
+
 forks_the_open_turn = kit_factory(ForksTheOpenTurn, "forks the open turn")
 stamps_no_lineage = kit_factory(StampsNoLineage, "stamps no lineage")
 marks_the_source = kit_factory(MarksTheSource, "marks the source")
 no_framing = kit_factory(NoFraming, "no framing")
 framed_twice = kit_factory(FramedTwice, "framed twice")
 framing_in_the_system_prompt = kit_factory(FramingInTheSystemPrompt, "framing in the system prompt")
+mistyped_stamp_beside_a_breach = kit_factory(
+    MistypedStampBesideABreach, "mistyped stamp beside a breach"
+)
 merges_over_the_cap = kit_factory(MergesOverTheCap, "merges over the cap")
 merges_into_the_child = kit_factory(MergesIntoTheChild, "merges into the child")
 merges_from_another_plugin = kit_factory(MergesFromAnotherPlugin, "merges from another plugin")
@@ -251,3 +334,6 @@ never_asks = kit_factory(NeverAsks, "never asks")
 keeps_the_tail = kit_factory(KeepsTheTail, "keeps the tail")
 frames_in_a_turn = kit_factory(FramesInATurn, "frames in a turn")
 refuses_long_notes = kit_factory(RefusesLongNotes, "refuses long notes")
+stamps_the_seed_short = kit_factory(StampsTheSeedShort, "stamps the seed short")
+frames_in_its_first_turn = kit_factory(FramesInItsFirstTurn, "frames in its first turn")
+logs_telemetry = kit_factory(LogsTelemetry, "logs telemetry")

@@ -18,7 +18,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from harness_cli import complete, run_record
 
-from dsh_conformance.reporting.summary import requirement_rows, verdicts
+from dsh_conformance.reporting.rows import requirement_rows
+from dsh_conformance.reporting.verdict import verdicts
 from dsh_conformance.spec import load_catalog
 
 SELECTION = (

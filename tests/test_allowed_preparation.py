@@ -18,7 +18,8 @@ import allowed_preparation as kit
 from harness_cli import cli, run_args
 
 from dsh_conformance.record import load_record
-from dsh_conformance.reporting.summary import requirement_rows, verdicts
+from dsh_conformance.reporting.rows import requirement_rows
+from dsh_conformance.reporting.verdict import verdicts
 
 RUNS = {
     "reworded_warning": ("--requirement", "ENV-0[01]*", "--capability", "prepare"),
@@ -26,6 +27,7 @@ RUNS = {
     "other_config_code": ("--requirement", "PREP-003", "--requirement", "PREP-012"),
     "other_notice_wording": ("--capability", "retention"),
     "own_context_layout": ("--capability", "prepare", "--capability", "retention"),
+    "own_joining_and_empty_items": ("--capability", "projection", "--capability", "retention"),
 }
 
 

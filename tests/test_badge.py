@@ -68,3 +68,24 @@ def test_committed_badges_match_the_committed_reports() -> None:
             f"run python tools/make_reports.py ({name})"
         )
         assert json.loads(expected)["schemaVersion"] == 1
+
+
+def test_badge_md_renders_without_hosting_and_refuses_a_relative_endpoint() -> None:
+    """badge.md pointed shields.io at `url=badge.json`, which it cannot fetch (issue 43)."""
+    from dsh_conformance import badge as _badge
+
+    report = {
+        "header": {"spec_profile": "seed"},
+        "verdicts": {"seed": {"judged": {"failing": 2, "passing": 5, "requirements": 9}}},
+    }
+    text = _badge.markdown(json.dumps(report))
+    assert (
+        "https://img.shields.io/badge/dsh--conformance-FAIL%3A%202%20of%209%20MUST%20failing-red"
+        in text
+    )
+    assert "endpoint" not in text
+    served = _badge.markdown(json.dumps(report), "https://example.org/ci/badge.json")
+    assert "endpoint?url=https%3A%2F%2Fexample.org%2Fci%2Fbadge.json" in served
+    for relative in ("badge.json", "reports/badge-x.json", "file:///tmp/badge.json"):
+        with pytest.raises(ValueError, match="absolute public URL"):
+            _badge.markdown(json.dumps(report), relative)

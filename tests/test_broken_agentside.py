@@ -11,7 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from harness_cli import complete, run_record
 
-from dsh_conformance.reporting.summary import requirement_rows
+from dsh_conformance.reporting.rows import requirement_rows
 
 # The placement tests (where the composed keyless flow and the host view are checked) and
 # the inbox snapshots; every other agent test is untouched by these defects.

@@ -15,7 +15,8 @@ from dsh_conformance.adapters.contract import Handshake
 from dsh_conformance.outcomes import Outcome
 from dsh_conformance.record import RecordWriter, TestResult, load_record
 from dsh_conformance.reporting import html, jsonreport, junit, markdown
-from dsh_conformance.reporting.diff import diff, normalised_message, render_markdown
+from dsh_conformance.reporting.diff import diff, render_markdown
+from dsh_conformance.reporting.moves import normalised_message
 from dsh_conformance.spec import schema
 
 RC8 = {

@@ -125,6 +125,7 @@ reason = "the reference model does not fail this"
 id = "conformance/test_uri.py::test_every_js_string_round_trips"
 status = "xfail"
 reason = "nor this"
+strict = true
 
 [[expect]]
 id = "conformance/test_uri.py::test_that_does_not_exist"
@@ -166,6 +167,8 @@ def test_write_expectations_then_rerun_is_green(tmp_path: Path) -> None:
     assert first.returncode == 1
     manifest = load_manifest(generated)
     assert manifest.entries
+    count = len(manifest.entries)  # and it says so, on stderr
+    assert f"wrote {generated}: {count} entries ({count} new, 0 kept)" in first.stderr
     assert all(e.status == "xfail" for e in manifest.entries)
     second, record = run_record(tmp_path / "b", PADDED, *URI_ONLY, "--expectations", str(generated))
     assert second.returncode == 0, second.stdout

@@ -16,7 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from harness_cli import complete, run_record
 
-from dsh_conformance.reporting.summary import requirement_rows
+from dsh_conformance.reporting.rows import requirement_rows
 
 AREAS = ("--capability", "uri", "--capability", "serialization", "--capability", "mention")
 #: The explicit examples kill each member deterministically; few random ones are needed.

@@ -8,6 +8,7 @@ environment variable, and /proc is scanned for it.
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import signal
@@ -195,29 +196,63 @@ def test_a_killed_harness_leaves_no_process_and_a_truncated_record(tmp_path: Pat
     assert_nothing_left(marker, within=2 * TERM_GRACE + SLACK)
 
 
+def stalled(state: Path, call: int) -> None:
+    """Wait until the fault kit's counter (its --state file) has reached *call*."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if json.loads(state.read_text(encoding="utf-8"))[0] >= call:
+                return
+        except (OSError, ValueError, IndexError):
+            pass
+        time.sleep(0.05)
+    raise AssertionError(f"the fault kit never reached call {call}")
+
+
 def test_resume_finishes_an_interrupted_run(tmp_path: Path) -> None:
-    adapter = wrapped("stall@12", tmp_path / "state.json")
-    process, _ = start(tmp_path, adapter, "--timeout", "60")
+    """The Ctrl-C hint is the exact command, and running it finishes the run where it
+    stands: the same record, complete, and reports beside it that say so (issue 43)."""
+    state = tmp_path / "state.json"
+    process, _ = start(tmp_path, wrapped("stall@12", state), "--timeout", "60")
     try:
         wait_for_results(tmp_path, process, 3)
+        stalled(state, 12)  # interrupted in the stall: it has fired for good
         process.send_signal(signal.SIGINT)
-        finish(process, 60)
+        stderr = finish(process, 60)
     finally:
         process.kill()
     first = record_of(tmp_path)
     assert first.ending == "interrupted"
-    # The state file says the stall already fired: the resumed adapter behaves.
-    process, _ = start(tmp_path, "reference", "--resume", str(tmp_path / "out" / "record.jsonl"))
-    stderr = finish(process, 120)
-    assert process.returncode == 0, stderr
+    record = tmp_path / "out" / "record.jsonl"
+    (hint,) = [line for line in stderr.splitlines() if "continue with: " in line]
+    command = shlex.split(hint.split("continue with: ", 1)[1])
+    assert command == [
+        "dsh-conformance", "run", "--resume", str(record), "--timeout", "60", "--fail-on", "all"
+    ]  # fmt: skip
+    # The state file says the stall already fired: the header's adapter behaves now.
+    done = subprocess.run(
+        cli_argv(*command[1:]),
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(TESTS)},
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
     resumed = record_of(tmp_path)
     complete(resumed)
     assert resumed.ending == "complete"
+    assert resumed.footer is not None
+    assert resumed.footer["exit_status"] == 0
     assert resumed.header["resumed"] == len(first.tests)
     assert resumed.header["hypothesis"]["seed"] == first.header["hypothesis"]["seed"]
     assert resumed.header["filters"] == first.header["filters"]
     earlier = first.by_nodeid()
     assert all(resumed.by_nodeid()[k] == v for k, v in earlier.items())
+    report = (tmp_path / "out" / "report.md").read_text(encoding="utf-8")
+    assert "NOT A PASS" not in report
+    assert "interrupted" not in report
+    assert json.loads((tmp_path / "out" / "report.json").read_text(encoding="utf-8"))["complete"]
 
 
 def test_last_failed_reruns_only_the_failures(tmp_path: Path) -> None:

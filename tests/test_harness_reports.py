@@ -13,7 +13,8 @@ from dsh_conformance.outcomes import Outcome, classify_failure, classify_skip
 from dsh_conformance.record import RecordWriter, TestResult, load_record
 from dsh_conformance.reporting import html, jsonreport, junit, markdown
 from dsh_conformance.reporting.diff import diff
-from dsh_conformance.reporting.summary import compliance, requirement_rows, run_failed
+from dsh_conformance.reporting.exitstatus import run_failed
+from dsh_conformance.reporting.rows import compliance, requirement_rows
 
 HOSTILE = "\x1b[2J\x1b]0;pwned\x07 <script>alert(1)</script> | [red]x[/red] \x9b\u202e"
 
@@ -199,7 +200,7 @@ def test_failure_classification() -> None:
 def test_reports_say_how_to_replay_the_run(tmp_path: Path) -> None:
     import shlex
 
-    from dsh_conformance.reporting.summary import replay_command
+    from dsh_conformance.reporting.replay import replay_command
 
     path = write(tmp_path / "r.jsonl", [t("a", "fail")])
     text = path.read_text().replace(

@@ -22,7 +22,7 @@ from harness_cli import TESTS, cli, cli_argv
 
 from dsh_conformance.outcomes import Outcome
 from dsh_conformance.record import RunRecord, load_record
-from dsh_conformance.reporting.summary import replay_test_command
+from dsh_conformance.reporting.replay import replay_test_command
 
 #: What a host author must never meet: Python reprs, class paths, Hypothesis knobs.
 PYTHON_SPELLINGS = re.compile(
@@ -80,7 +80,7 @@ def test_a_failure_leads_with_requirement_sentence_input_expected_actual_and_rep
     replay = "--test 'conformance/test_cases.py::test_case[foundation:uri-encode-empty]'"
     assert test.failure["replay"].endswith(replay)
     markdown = (out / "report.md").read_text(encoding="utf-8")
-    details = markdown[markdown.index(f"`{test.nodeid}`", markdown.index("Failure details")) :]
+    details = markdown[markdown.index(f". `{test.nodeid}`") :]  # its #### block
     first = details.index("Python traceback")
     for part in ('expected: "dsh-session:IiI"', 'actual:   "dsh-session:IiI="', replay):
         assert details.index(part) < first, part  # the failure first, the traceback last

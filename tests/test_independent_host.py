@@ -123,7 +123,7 @@ def test_the_profile_verdict_fails_on_its_own_choices(report: dict[str, Any]) ->
     )
 
 
-# The protocol extension (/work/wt/sources_field.md) on the host directly: what the suite's
+# The protocol extension (docs/protocol-reference.md) on the host directly: what the suite's
 # layout-free checks will read must agree with the context the host wrote.
 
 

@@ -27,7 +27,8 @@ from dsh_conformance.checks import (
 )
 from dsh_conformance.outcomes import Outcome
 from dsh_conformance.record import RecordWriter, TestResult, load_record
-from dsh_conformance.reporting.summary import requirement_rows, verdicts
+from dsh_conformance.reporting.rows import requirement_rows
+from dsh_conformance.reporting.verdict import verdicts
 
 SEED_MUST = "URI-001"  # a sentence of a note
 DECISION_MUST = "URI-005"  # a decision (profile)

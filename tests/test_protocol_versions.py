@@ -14,6 +14,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 from dsh_conformance.adapters.contract import (
     PROTOCOL_VERSION,
     SUPPORTED_PROTOCOLS,
@@ -107,3 +109,57 @@ def test_every_version_and_change_is_in_the_changelog() -> None:
         assert f"`{change.after}`" in text
         assert change.decision in text
     assert SUPPORTED_PROTOCOLS[0] == PROTOCOL_VERSION
+
+
+#: What the frozen hosts run: every test of the typed fields protocol 2 lacked (D-520).
+FROZEN_SELECTION = (
+    "-c",
+    "prepare",
+    "-c",
+    "retention",
+    "--hypothesis-profile",
+    "quick",
+    "--max-examples",
+    "10",
+    "--fail-on",
+    "seed",
+)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_host_frozen_at_a_published_version_keeps_its_verdict(
+    tmp_path: Path, version: int
+) -> None:
+    """Issue 45 item 1 (D-520): the reference as a host written for protocol 1 or 2 --
+    no typed ``sources``/``source`` -- is judged on every seed MUST of prepare and
+    retention, passes them all, and no test of it is unreadable or blames the adapter."""
+    from harness_cli import complete, run_record
+
+    from dsh_conformance.reporting.verdict import verdicts
+
+    adapter = f"subprocess:{sys.executable} {OLD} --protocol {version}"
+    done, record = run_record(tmp_path, adapter, *FROZEN_SELECTION)
+    complete(record)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert record.header["adapter"]["protocol"] == version
+    seed, profile = verdicts(record)
+    assert seed.passed
+    assert seed.judged == seed.gating > 0, seed.headline
+    assert not seed.partly, seed.headline
+    assert not profile.failing, profile.headline
+    assert not [t for t in record.tests if t.broke or t.unjudged], [
+        (t.nodeid, t.unjudged) for t in record.tests if t.broke or t.unjudged
+    ]
+
+
+def test_smoke_tells_a_protocol_2_host_how_its_untyped_results_are_read() -> None:
+    """D-520: smoke names each optional typed field the host leaves out and what the suite
+    does instead; a host that answers them hears nothing of it."""
+    checks = smoke_checks(f"subprocess:{sys.executable} {OLD} --protocol 2")
+    assert not [c for c in checks if c.status == "fail"], checks
+    notes = [c.detail for c in checks if c.name == "typed fields"]
+    assert len(notes) == 2, notes
+    assert "prepare answers without the typed `sources`" in notes[0]
+    assert "retention.retain answers without the typed `source`" in notes[1]
+    assert not [c for c in checks if c.name == "protocol"]  # protocol 2 misses no capability
+    assert not [c for c in smoke_checks("reference") if c.name == "typed fields"]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from dsh_conformance import badge
 from dsh_conformance.cli import main
-from dsh_conformance.harness import PROBLEM_KINDS
+from dsh_conformance.harness.expected import PROBLEM_KINDS
 from dsh_conformance.outcomes import Outcome
 from dsh_conformance.record import RecordWriter, TestResult, check_line, load_record
 from dsh_conformance.reporting import html, jsonreport, junit, markdown

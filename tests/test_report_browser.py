@@ -2,16 +2,21 @@
 
 A host author opens report.html and reads the first failure without scrolling; the
 filters hide and show rows; an implementation's strings (its name, its results) stay
-text, never markup or script; the page logs no error.  Needs Debian's ``chromium`` and
+text, never markup or script; the page logs no error.  An implementation named with
+Markdown and HTML images pointing at a local request sink: neither report.html nor
+report.md (rendered as CommonMark, unsanitised, without the report's CSP) makes the
+browser request anything (issue 43).  Needs Debian's ``chromium`` and
 ``chromium-driver`` and the ``selenium`` package (the ``test`` extra); skips locally
 without them, and fails under CI=true, where .ci/run installs them.
 """
 
 from __future__ import annotations
 
+import http.server
 import os
 import shutil
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -146,3 +151,85 @@ def test_implementation_strings_stay_text(page: Any) -> None:
 def test_the_page_logs_no_error(page: Any) -> None:
     errors = [e for e in page.get_log("browser") if e.get("level") == "SEVERE"]
     assert not errors, errors
+
+
+@pytest.fixture(scope="module")
+def sink() -> Iterator[tuple[str, list[str]]]:
+    """A local HTTP server recording every path a page requests from it."""
+    seen: list[str] = []
+
+    class Record(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.path)
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Record)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/", seen
+    finally:
+        server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def image_reports(tmp_path_factory: pytest.TempPathFactory, sink: tuple[str, list[str]]) -> Path:
+    """report.html and report.md of an implementation named with images at the sink."""
+    out = tmp_path_factory.mktemp("images") / "out"
+    done = cli(
+        "run",
+        "--adapter",
+        "python:hostile_kit:image_name",
+        "--requirement",
+        "URI-001",
+        "--seed",
+        "7",
+        "--hypothesis-profile",
+        "quick",
+        "--report-dir",
+        str(out),
+        env={"DSH_HOSTILE_SINK": sink[0]},
+    )
+    assert done.returncode == 1, done.stderr
+    return out
+
+
+def _loads_nothing(browser: Any, url: str, sink: tuple[str, list[str]]) -> None:
+    import time
+
+    browser.get(url)
+    time.sleep(0.5)  # let any image request reach the sink
+    resources = browser.execute_script(
+        "return performance.getEntriesByType('resource').map(e => e.name)"
+    )
+    assert resources == [], resources
+    assert browser.find_elements("tag name", "img") == []
+    assert sink[1] == [], sink[1]
+
+
+def test_a_hostile_name_loads_no_image_from_report_html(
+    browser: Any, image_reports: Path, sink: tuple[str, list[str]]
+) -> None:
+    page = (image_reports / "report.html").read_text("utf-8")
+    assert sink[0] in page  # the name is there, as text
+    _loads_nothing(browser, (image_reports / "report.html").as_uri(), sink)
+    assert "![md](" in browser.find_element("tag name", "body").text
+
+
+def test_a_hostile_name_loads_no_image_from_report_md(
+    browser: Any, image_reports: Path, sink: tuple[str, list[str]]
+) -> None:
+    """report.md as a step summary renderer would show it: CommonMark with tables and
+    raw HTML allowed (no sanitiser, no CSP), so only the escaping keeps it inert."""
+    from markdown_it import MarkdownIt
+
+    text = (image_reports / "report.md").read_text("utf-8")
+    body = MarkdownIt("commonmark", {"html": True}).enable("table").render(text)
+    rendered = image_reports / "report.md.html"
+    rendered.write_text(f"<!doctype html><meta charset=utf-8><body>{body}</body>", "utf-8")
+    _loads_nothing(browser, rendered.as_uri(), sink)
+    assert "![md](" in browser.find_element("tag name", "body").text

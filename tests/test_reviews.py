@@ -21,13 +21,9 @@ from dsh_conformance.checks import take_reviews, text_sha256
 from dsh_conformance.conformance import side_invariants as inv
 from dsh_conformance.model.side_framing import FRAMING_TEXT
 from dsh_conformance.record import RunRecord
-from dsh_conformance.reporting.summary import (
-    MAY_ONLY,
-    REVIEW,
-    requirement_rows,
-    review_items,
-    verdicts,
-)
+from dsh_conformance.reporting.reviews import review_items
+from dsh_conformance.reporting.rows import MAY_ONLY, REVIEW, requirement_rows
+from dsh_conformance.reporting.verdict import verdicts
 
 SELECTION = ("-k", "test_framing_is_one_plugin_context_at_the_head", "--fail-on", "seed")
 
@@ -101,7 +97,8 @@ def test_a_recorded_review_applies_to_its_text(tmp_path: Path) -> None:
         "why": "says: explain, change nothing, do not continue the task",
     }
     assert _status(record, "SIDE-007") == "pass"
-    assert "reviewed by reviewer@example.org" in (tmp_path / "out" / "report.md").read_text()
+    # an e-mail address is escaped in Markdown, so GFM makes no link of it (issue 43)
+    assert "reviewed by reviewer\\@example.org" in (tmp_path / "out" / "report.md").read_text()
     assert item.stale == ()
     junit = (tmp_path / "out" / "junit.xml").read_text("utf-8")
     assert 'name="review.SIDE-007" value="reviewed by reviewer@example.org: says:' in junit

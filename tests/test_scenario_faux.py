@@ -16,7 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from harness_cli import complete, run_record
 
-from dsh_conformance.reporting.summary import requirement_rows
+from dsh_conformance.reporting.rows import requirement_rows
 
 #: The ownership tests only: tests/test_scenario_observed_kits.py covers the others.
 ONLY = (
@@ -38,6 +38,8 @@ OWNERSHIP = {
         # messages after the prompt; ownership (fate, block, late steering) still holds
         ("release_placement", {"ENV-050", "ENV-059", "ENV-060"}),
         ("block_keeps_contexts", {"INBOX-011"}),
+        # the blocked prompt written as a user message, no block event (issue 45 item 4)
+        ("block_writes_the_prompt", {"INBOX-011"}),
         ("late_steering_loses_contexts", {"INBOX-020"}),
         ("cancel_leaks_contexts", {"INBOX-021"}),
         ("two_delimiters", {"ENV-053"}),

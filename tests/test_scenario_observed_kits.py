@@ -22,12 +22,13 @@ import faux_scenario
 from harness_cli import complete, run_record
 
 from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.conformance import own_records
 from dsh_conformance.conformance import scenario_observed as seen
 from dsh_conformance.conformance import test_scenario_observed as observed
 from dsh_conformance.conformance import test_scenario_partial as partial
 from dsh_conformance.conformance.scenario_oracle import records
 from dsh_conformance.conformance.scenario_programs import EXAMPLES
-from dsh_conformance.reporting.summary import requirement_rows
+from dsh_conformance.reporting.rows import requirement_rows
 
 QUICK = ("--hypothesis-profile", "quick", "--fail-on", "seed")
 
@@ -87,6 +88,12 @@ SCRIPTS: dict[str, tuple[dict[str, Any], ...]] = {
 }
 
 
+def outcome(impl: Implementation, script: dict[str, Any]) -> dict[str, Any]:
+    """The outcome as the conformance tests read it: the host's own records set aside."""
+    result: dict[str, Any] = own_records.scenario_outcome(impl.call("scenario.run", **script))
+    return result
+
+
 @pytest.mark.parametrize(
     ("factory", "requirement"),
     [
@@ -111,9 +118,9 @@ def test_a_broken_host_is_caught_by_its_check(factory: str, requirement: str) ->
     reference = Implementation(faux_scenario.KitAdapter(), "reference")
     caught = []
     for script in SCRIPTS[requirement]:
-        CHECKS[requirement](script, reference.call("scenario.run", **script))
+        CHECKS[requirement](script, outcome(reference, script))
         try:
-            CHECKS[requirement](script, broken.call("scenario.run", **script))
+            CHECKS[requirement](script, outcome(broken, script))
         except AssertionError as exc:
             caught.append(str(exc))
     assert caught, f"{factory} passed every {requirement} script"
@@ -127,6 +134,7 @@ def test_a_broken_host_is_caught_by_its_check(factory: str, requirement: str) ->
         ("unfinished_leaves_nothing", ("-r", "PROJ-*")),
         ("host_log_events", ("-r", "ENV-052")),
         ("turn_end_later", ()),  # the schedule touches every check
+        ("host_telemetry", ()),  # records of its own in every log: every check reads logs
     ],
 )
 def test_an_allowed_difference_fails_no_seed_check(
@@ -138,3 +146,19 @@ def test_an_allowed_difference_fails_no_seed_check(
     assert done.returncode == 0, done.stdout[-3000:]
     rows = {row.id: row.status for row in requirement_rows(record)}
     assert not [r for r, s in rows.items() if s == "fail" and not r.startswith("REF-")], rows
+
+
+def test_an_allow_that_keeps_the_record_contexts_fails_only_the_profile(tmp_path: Path) -> None:
+    """Issue 42 item 3 (D-445): an allow without additionalContexts read as "keep the
+    record's contexts", on the host's own loop and in micro-steps, passes every seed check
+    of the waterfall and placement (the state machines, identity checks only, left out);
+    only the reference's reading (INBOX-140) and identity fail."""
+    adapter = "python:faux_scenario:allow_keeps_contexts_everywhere"
+    selection = ("-r", "INBOX-01*", "-r", "INBOX-140", "-r", "ENV-05*", "-k", "not machine")
+    done, record = run_record(tmp_path, adapter, *QUICK, *selection)
+    complete(record)
+    assert done.returncode == 0, done.stdout[-3000:]
+    rows = {row.id: row.status for row in requirement_rows(record)}
+    failing = {r for r, s in rows.items() if s == "fail" and not r.startswith("REF-")}
+    assert failing == {"INBOX-140"}, rows
+    assert rows["INBOX-012"] == "pass", rows

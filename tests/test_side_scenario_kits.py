@@ -25,9 +25,10 @@ from harness_cli import complete, run_record
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.adapters.reference import ReferenceAdapter
+from dsh_conformance.conformance import own_records
 from dsh_conformance.conformance import side_scenario_checks as c
 from dsh_conformance.conformance.side_scenario_programs import EXAMPLES
-from dsh_conformance.reporting.summary import requirement_rows
+from dsh_conformance.reporting.rows import requirement_rows
 from dsh_conformance.spec import load_catalog
 
 Check = Callable[[dict[str, Any], dict[str, Any]], object]
@@ -71,6 +72,7 @@ BROKEN: dict[str, set[str]] = {
     "echoes_the_child": {"SIDE-026"},
     "forks_the_full_history": {"SIDE-029"},
     "never_asks": {"SIDE-009", "SIDE-025", "SIDE-031"},
+    "stamps_the_seed_short": {"SIDE-005"},
 }
 SEED_004_MUSTS = {
     r.id
@@ -84,7 +86,7 @@ def failing(impl: Implementation) -> dict[str, str]:
     failure's message."""
     found: dict[str, str] = {}
     for script in EXAMPLES:
-        result = impl.call("side.scenario.run", **script)
+        result = own_records.side_outcome(impl.call("side.scenario.run", **script))
         for rid, rule in CHECKS.items():
             if rid == "SIDE-029" and "seed" not in script["parent"]:
                 continue
@@ -111,10 +113,21 @@ def test_a_conforming_host_passes_every_check(impl: Implementation) -> None:
     assert failing(impl) == {}
 
 
-@pytest.mark.parametrize("factory", ["keeps_the_tail", "frames_in_a_turn", "refuses_long_notes"])
+ALLOWED = (
+    "keeps_the_tail",
+    "frames_in_a_turn",
+    "refuses_long_notes",
+    "frames_in_its_first_turn",
+    "logs_telemetry",
+)
+
+
+@pytest.mark.parametrize("factory", ALLOWED)
 def test_an_allowed_difference_passes_every_check(factory: str) -> None:
     """A note cut at its start, injection turns with a meta of the host's own, a note over
-    the cap refused: the note leaves each to the host."""
+    the cap refused, the framing written inside the child's first turn (its turn/start
+    equal to the parent's open one), records of the host's own in both logs and in the
+    fork's seed: the note leaves each to the host (D-443, D-444)."""
     assert failing(Implementation(getattr(side_kit_variants, factory)(), factory)) == {}
 
 
@@ -122,6 +135,34 @@ def test_an_allowed_difference_passes_every_check(factory: str) -> None:
 def test_a_broken_host_fails_its_sentence_only(factory: str) -> None:
     found = failing(Implementation(getattr(side_kit_variants, factory)(), factory))
     assert set(found) == BROKEN[factory], found
+
+
+def test_a_mistyped_stamp_hides_only_its_own_check() -> None:
+    """Issue 42 item 2 (D-522): seedLength "21" leaves SIDE-005 unjudged; the breach beside
+    it (the framing in the system prompt) still fails SIDE-008 and SIDE-017, and every
+    check not reading the stamp judges."""
+    from dsh_conformance.unjudged import UnreadableField
+
+    factory = "mistyped_stamp_beside_a_breach"
+    impl = Implementation(getattr(side_kit_variants, factory)(), factory)
+    failed: set[str] = set()
+    unread: dict[str, str] = {}
+    for script in EXAMPLES:
+        result = impl.call("side.scenario.run", **script)
+        for rid, rule in CHECKS.items():
+            if rid == "SIDE-029" and "seed" not in script["parent"]:
+                continue
+            try:
+                rule(script, result)
+            except AssertionError:
+                failed.add(rid)
+            except UnreadableField as exc:
+                unread.setdefault(rid, exc.field)
+    assert {"SIDE-008", "SIDE-017"} <= failed, failed
+    assert "SIDE-005" in unread, (failed, unread)
+    assert "SIDE-005" not in failed, (failed, unread)
+    assert unread["SIDE-005"].endswith("/seedLength"), unread
+    assert failed | set(unread) != set(CHECKS), "every check stopped: not per field"
 
 
 QUICK = ("--hypothesis-profile", "quick", "--fail-on", "seed")
@@ -136,6 +177,33 @@ def test_the_kit_passes_the_side_scenario_tests_through_the_cli(tmp_path: Path) 
     judged = {rid for rid in SEED_004_MUSTS if rows.get(rid) in {"pass", "review"}}
     assert judged == SEED_004_MUSTS, rows
     assert rows["SIDE-007"] == "review", rows
+
+
+@pytest.mark.parametrize("factory", ["frames_in_its_first_turn", "logs_telemetry"])
+def test_an_allowed_kit_passes_the_side_scenario_tests_through_the_cli(
+    tmp_path: Path, factory: str
+) -> None:
+    """Issue 42 item 3, generated programs included: every seed MUST of note 004 passes."""
+    adapter = f"python:side_kit_variants:{factory}"
+    done, record = run_record(tmp_path, adapter, *QUICK, "-r", "SIDE-*")
+    complete(record)
+    assert done.returncode == 0, done.stdout[-3000:]
+    rows = {row.id: row.status for row in requirement_rows(record)}
+    assert {rid for rid in SEED_004_MUSTS if rows.get(rid) not in {"pass", "review"}} == set(), rows
+
+
+def test_a_mistyped_stamp_is_named_and_unjudged_through_the_cli(tmp_path: Path) -> None:
+    """D-522 end to end: SIDE-005 reads not judged (the field, the type, the value named),
+    the breach fails SIDE-008, no test is a protocol problem."""
+    adapter = "python:side_kit_variants:mistyped_stamp_beside_a_breach"
+    done, record = run_record(tmp_path, adapter, *QUICK, "-r", "SIDE-00[58]")
+    complete(record)
+    rows = {row.id: row.status for row in requirement_rows(record)}
+    assert rows["SIDE-008"] == "fail", rows
+    assert rows["SIDE-005"] == "not judged: unreadable field", rows
+    assert not [t for t in record.tests if str(t.outcome) == "protocol"]
+    assert '/child/log/header/seedLength (expected integer, got "' in done.stdout
+    assert "adapter unreliable" not in done.stdout
 
 
 def test_a_broken_kit_is_blamed_on_its_sentence_through_the_cli(tmp_path: Path) -> None:
@@ -169,3 +237,7 @@ def test_the_reference_without_agent_is_judged_on_every_seed_must(tmp_path: Path
     unjudged = {rid for rid in musts if rows.get(rid) not in {"pass", "review"}}
     assert not unjudged, {rid: rows.get(rid) for rid in sorted(unjudged)}
     assert len(musts) == 45
+    # smoke's coverage line counts what the run judges (issue 45 item 5, D-526)
+    from dsh_conformance.smoke import unjudgeable
+
+    assert not unjudgeable(frozenset(declared)) & musts

@@ -55,12 +55,26 @@ class _Answers:
 
 
 def test_a_result_of_the_wrong_shape_is_unreadable_with_its_pointer() -> None:
+    """D-522: a result that breaks its schema at one field is still read; the field is
+    ``Unreadable`` and using it raises ``UnreadableField`` naming the pointer; a result of
+    the wrong type as a whole cannot be read at all (``UnreadableResult``)."""
+    from dsh_conformance.unjudged import UnreadableField
+
     impl = Implementation(_Answers(mention_parse={"text": "x", "references": [7]}))
+    result = impl.call("mention.parse", text="x")
+    assert result["text"] == "x"
+    with pytest.raises(UnreadableField) as field:
+        _ = result["references"][0] == 7
+    assert field.value.field == "/references/0"
+    assert field.value.op == "mention.parse"
+    assert field.value.expected == "object"
+    assert field.value.seen == "7"
+    whole = Implementation(_Answers(mention_parse=[1]))
     with pytest.raises(UnreadableResult) as caught:
-        impl.call("mention.parse", text="x")
+        whole.call("mention.parse", text="x")
     assert caught.value.op == "mention.parse"
     assert "text" in caught.value.arguments
-    assert caught.value.result == {"text": "x", "references": [7]}
+    assert caught.value.result == [1]
     assert caught.value.reason.startswith("result of mention.parse does not match schema at /")
     assert not blamed(caught.value)
     assert unreadable(caught.value) is caught.value
@@ -147,10 +161,17 @@ def test_an_error_after_a_failed_check_is_its_consequence() -> None:
     assert any("IndexError" in note for note in caught.value.__notes__)
 
 
-def test_an_unblamed_reading_error_in_a_test_body_is_unreadable() -> None:
-    with pytest.raises(UnreadableResult) as caught, collect():
+def test_an_unblamed_reading_error_in_a_test_body_is_the_suites() -> None:
+    """D-521: the test stops there, blames nothing, and the entry says it is the suite's."""
+    from dsh_conformance import unjudged
+
+    unjudged.take()
+    with collect():
         _ = {"a": 1}["conversation"]
-    assert not blamed(caught.value)
+    [entry] = unjudged.take()
+    assert entry["by"] == "suite"
+    assert entry["requirement"] == ""
+    assert "'conversation'" in entry["field"]
 
 
 def test_outside_a_collector_a_check_stops_the_test() -> None:
@@ -170,39 +191,47 @@ def test_every_still_reports_each_failure() -> None:
     assert blamed(caught.value) == ("A-1", "B-1")
 
 
-class MentionsWithoutText(_Answers):
-    """mention.parse answers its ``text`` as a number: a shape no check can read."""
+class MentionsWithNumbers(_Answers):
+    """mention.parse answers its ``references`` with a number for each: only the checks
+    reading a reference cannot read them."""
 
     def call(self, op: str, args: Mapping[str, Any]) -> Any:
         result = self.inner.call(op, args)
-        if op == "mention.parse" and isinstance(result, dict):
-            return {**result, "text": 7}
+        if op == "mention.parse" and isinstance(result, dict) and result.get("references"):
+            return {**result, "references": [7 for _ in result["references"]]}
         return result
 
 
-def mentions_without_text() -> MentionsWithoutText:
-    return MentionsWithoutText()
+def mentions_with_numbers_for_references() -> MentionsWithNumbers:
+    return MentionsWithNumbers()
 
 
-def test_a_run_blames_no_requirement_for_an_unreadable_result(tmp_path: Path) -> None:
-    """Through the real runner: the failing tests name the op and the pointer, and blame
-    nothing (the outcome's name is the outcome module's: a protocol problem)."""
+def test_a_run_blames_no_requirement_for_an_unreadable_field(tmp_path: Path) -> None:
+    """Through the real runner (D-522): a test whose checks met the unreadable field blames
+    nothing, is no protocol problem, and names the field, the type and the value seen;
+    the requirement is not judged by it, and the adapter is not unreliable."""
     from harness_cli import run_record
+
+    from dsh_conformance.outcomes import Outcome
 
     done, record = run_record(
         tmp_path,
-        "python:test_unreadable:mentions_without_text",
+        "python:test_unreadable:mentions_with_numbers_for_references",
         "--requirement",
         "MENTION-00[34]",
         "--hypothesis-profile",
         "quick",
     )
-    assert done.returncode != 0
-    failed = [t for t in record.tests if t.failed]
-    assert failed
-    for test in failed:
-        assert test.blame == (), (test.nodeid, test.blame)
-        assert "result of mention.parse does not match schema at /" in test.message, test.message
+    assert not [t for t in record.tests if t.outcome is Outcome.PROTOCOL]
+    entries = [u for t in record.tests for u in t.unjudged]
+    assert entries, [t.nodeid for t in record.tests]
+    assert all(u["by"] == "host" for u in entries)
+    assert any(u["field"].startswith("mention.parse /references/") for u in entries)
+    assert all(u["expected"] == "object" and u["seen"] == "7" for u in entries)
+    for test in record.tests:
+        for u in test.unjudged:
+            assert not test.judges(u["requirement"])
+    assert "adapter unreliable" not in done.stdout
 
 
 def test_a_record_message_lists_every_sub_failure() -> None:
@@ -283,3 +312,41 @@ def test_a_static_case_on_the_wrong_side_blames_its_cited_ids() -> None:
             ["MENTION-003"],
         )
     assert blamed(code.value) == ("REF-010",)
+
+
+def test_a_bare_assert_fails_with_its_condition_not_python_reprs() -> None:
+    """Issue 45: a failed bare ``assert`` inside a check said ``assert [{'role': 'us...``;
+    it says the condition as written, the inputs beside it as JSON."""
+
+    def body() -> None:
+        with collect(), check("URI-001", value=[{"role": "user"}]):
+            got = [{"role": "user", "text": "a"}]
+            assert got == [{"role": "user", "text": "b"}]
+
+    with pytest.raises(AssertionError) as caught:
+        body()
+    assert str(caught.value) == 'not so: got == [{"role": "user", "text": "b"}]'
+    assert "'role'" not in " ".join(failure_lines(caught.value))
+    assert any('value = [{"role":"user"}]' in note for note in caught.value.__notes__)
+
+
+def test_one_delimiter_is_read_in_any_block_layout() -> None:
+    """Issue 45: "not exactly one delimiter" was shown on a prompt with exactly one, merged
+    into the prompt's text block; two delimiter lines still fail, words inside a JSON
+    string of the data never count."""
+    from dsh_conformance.conformance.scenario_oracle import one_delimiter_after_all_prefix_blocks
+
+    prefix = {"content": [{"type": "text", "text": 'SNAP {"t":"## My request:"}'}]}
+    envelope = {"prefixContexts": [prefix], "displayContent": [{"type": "text", "text": "q"}]}
+
+    def event(*blocks: str) -> dict[str, Any]:
+        content = [{"type": "text", "text": b} for b in blocks]
+        return {"type": "user/message", "data": {"content": content, "envelope": envelope}}
+
+    snap = 'SNAP {"t":"## My request:"}'
+    one_delimiter_after_all_prefix_blocks([event(snap, "\n\n## My request:\nq")])
+    one_delimiter_after_all_prefix_blocks([event(snap, "\n\n## My request:\n", "q")])
+    with pytest.raises(AssertionError, match="2 delimiters"):
+        one_delimiter_after_all_prefix_blocks([event(snap, "\n## My request:\n## My request:\nq")])
+    with pytest.raises(AssertionError, match="does not follow every prefix context"):
+        one_delimiter_after_all_prefix_blocks([event("\n## My request:\n", snap, "q")])

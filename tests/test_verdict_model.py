@@ -20,6 +20,7 @@ from dsh_conformance.adapters.contract import UnreadableResult
 from dsh_conformance.outcomes import Outcome, classify_failure
 from dsh_conformance.record import RecordWriter, TestResult, load_record
 from dsh_conformance.reporting import html, jsonreport, junit, markdown
+from dsh_conformance.reporting.escape import markdown_text
 from dsh_conformance.reporting.judgement import judge
 from dsh_conformance.reporting.terminal import print_summary
 
@@ -55,8 +56,8 @@ def test_a_written_manifest_turns_the_gate_green_never_conformance(tmp_path: Pat
     assert reasons
     assert all(reasons)
     page = (tmp_path / "b" / "out" / "report.md").read_text("utf-8")
-    assert "Expected by the manifest" in page
-    assert next(iter(reasons))[:40] in page
+    assert "### Expected" in page
+    assert markdown_text(next(iter(reasons))[:40]) in page  # inert Markdown (issue 43)
     assert "seed conformance: FAIL" in second.stdout
     assert "gate: within expectations" in second.stdout
 
@@ -193,7 +194,7 @@ def test_every_renderer_renders_the_one_verdict_model(tmp_path: Path) -> None:
     xml = junit.render(record)
     report = json.loads(jsonreport.render(record))
     console = Console(record=True, width=400)
-    print_summary(record, console)
+    print_summary(record, console, all_rows=True)  # --all: each expected result too
     terminal = console.export_text()
     for text in (md, page, terminal):
         assert seed.headline.replace("—", "").split(",")[0].strip() in text.replace("—", "")
@@ -222,11 +223,11 @@ def test_summary_exits_with_the_gate_and_shows_both_words(tmp_path: Path) -> Non
 
 
 def test_an_unreadable_result_is_recorded_with_op_args_result_and_reason() -> None:
-    from dsh_conformance.harness import HarnessPlugin, _Progress
+    from dsh_conformance.harness import evidence
 
-    state = _Progress()
+    state = evidence.Evidence()
     unreadable = UnreadableResult("uri.decode", {"uri": "x"}, {"odd": 7}, "not a string")
-    HarnessPlugin._unreadable(state, unreadable)
+    evidence.unreadable(state, unreadable)
     assert json.loads(state.request) == {
         "op": "uri.decode",
         "args": {"uri": "x"},
@@ -251,3 +252,24 @@ def test_smoke_names_an_unknown_capability_and_the_coverage_it_costs() -> None:
 
     _, full = capability_checks(frozenset(CAPABILITIES))
     assert full.status == "ok"
+
+
+def test_smoke_coverage_counts_what_own_loop_capabilities_judge() -> None:
+    """Issue 45 item 5 (D-526): a host declaring ``scenario`` and ``side.scenario`` but
+    not the micro-step ``agent`` and ``side`` loses no seed MUST of the notes' agent and
+    side sentences that its own-loop tests judge; one declaring neither loses them."""
+    from dsh_conformance.adapters.contract import CAPABILITIES
+    from dsh_conformance.runner import collect
+    from dsh_conformance.smoke import unjudgeable
+    from dsh_conformance.spec import load_catalog
+
+    tests = collect()
+    catalog = load_catalog().requirements
+    own_loop = frozenset(CAPABILITIES) - {"agent", "side", "side.deny-gate"}
+    lost = unjudgeable(own_loop, tests)
+    neither = unjudgeable(own_loop - {"scenario", "side.scenario"}, tests)
+    side_musts = {r for r in neither if catalog[r].capability == "side"}
+    assert side_musts, "without side.scenario the side sentences are lost"
+    assert not side_musts & lost, sorted(side_musts & lost)
+    assert len(lost) < len(neither)
+    assert unjudgeable(frozenset(CAPABILITIES), tests) == set()

@@ -145,7 +145,8 @@ def summarise(release: str, records: Mapping[str, Path | str]) -> dict[str, Any]
     from dsh_conformance.outcomes import Outcome
     from dsh_conformance.record import load_record
     from dsh_conformance.reporting.gate import gate_of
-    from dsh_conformance.reporting.summary import requirement_rows, verdicts
+    from dsh_conformance.reporting.rows import requirement_rows
+    from dsh_conformance.reporting.verdict import verdicts
 
     column: dict[str, Any] = {
         "set": release,
@@ -201,7 +202,7 @@ def steps(columns: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     xfail under a conditional entry included) and changed failures (D-189), since
     requirement statuses can agree while a test's outcome or failure reason moved."""
     from dsh_conformance.record import load_record
-    from dsh_conformance.reporting.diff import failure_change
+    from dsh_conformance.reporting.moves import failure_change
 
     failing = {"fail", "error", "crash", "timeout", "xfail"}
     out = []

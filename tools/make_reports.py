@@ -52,8 +52,8 @@ def run_one(name: str, adapter: str, profile: str) -> dict[str, Any]:
     from dsh_conformance.adapters.expectations import builtin_manifest
     from dsh_conformance.record import load_record
     from dsh_conformance.reporting import jsonreport, markdown
+    from dsh_conformance.reporting.exitstatus import run_failed
     from dsh_conformance.reporting.judgement import judge
-    from dsh_conformance.reporting.summary import run_failed
 
     manifest = builtin_manifest(adapter)
     options = runner.RunOptions(
@@ -98,7 +98,7 @@ def badges() -> None:
         if report.exists():
             text = badge.render(report.read_text("utf-8"))
             (REPORTS / f"badge-{name}.json").write_text(text, "utf-8")
-            markdown = badge.markdown(report.read_text("utf-8"), f"reports/badge-{name}.json")
+            markdown = badge.markdown(report.read_text("utf-8"))  # static: renders anywhere
             (REPORTS / f"badge-{name}.md").write_text(markdown, "utf-8")
 
 

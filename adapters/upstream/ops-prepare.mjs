@@ -273,7 +273,11 @@ function asContexts(result, originals) {
     sessionId: d.sessionId,
     ...typedSource(d, originals.get(d.sessionId) ?? [], records[index]?.omittedMessages ?? 0),
   }))
-  return { content: result.content, contexts, sources }
+  // the release's framing (D-442): its warning, the tags, the array's brackets and commas --
+  // every byte of the context's text that no data object's size counts
+  const texts = contexts[0].content.map(block => (typeof block?.text === 'string' ? block.text : ''))
+  const framingBytes = utf8(texts.join('')) - sources.reduce((sum, s) => sum + s.serializedBytes, 0)
+  return { content: result.content, contexts, sources, framingBytes }
 }
 
 /** Each referenced source's projection as the store holds it before preparation starts. */

@@ -11,7 +11,10 @@ applicable, lacks a required capability or whose adapter broke is red and says s
 
 The endpoint format has no tooltip field (shields.io rejects unknown keys), so the tooltip
 is the Markdown image title: ``badge.md`` (``markdown``) carries the implementation and the
-version of every component it loaded (D-187), which the short message cannot.
+version of every component it loaded (D-187), which the short message cannot.  shields.io
+fetches an endpoint's badge.json itself, so the endpoint form needs the file's absolute
+public URL (a relative ``url=badge.json`` renders nothing); ``badge.md`` is therefore the
+static badge of the run unless such a URL is given (D-465).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ def badge(report: Mapping[str, Any]) -> dict[str, Any]:
     profile = str(report.get("header", {}).get("spec_profile", "seed"))
     label = "dsh-conformance" + ("" if profile == "seed" else f" ({profile})")
     if problems:
-        from dsh_conformance.reporting.summary import PROBLEM_WORDS
+        from dsh_conformance.reporting.problems import PROBLEM_WORDS
 
         code = str(problems[0].get("code"))
         message, color = PROBLEM_WORDS.get(code, code), "red"
@@ -80,18 +83,48 @@ def tooltip(report: Mapping[str, Any]) -> str:
     return text
 
 
-def markdown(report_json: str, url: str = "badge.json") -> str:
-    """``badge.md``: the shields.io badge for *url* (where badge.json is served), its
-    tooltip naming what ran."""
+def static_url(data: Mapping[str, Any]) -> str:
+    """The shields.io static badge of *data*: the image itself, served from no file of
+    ours, so it renders in a step summary, a pull request or a README as it is."""
     from urllib.parse import quote
 
+    def part(text: str) -> str:  # shields.io: '-' and '_' are doubled, then URL-encoded
+        return quote(str(text).replace("-", "--").replace("_", "__"), safe="")
+
+    return (
+        f"https://img.shields.io/badge/{part(data['label'])}-{part(data['message'])}"
+        f"-{part(data['color'])}"
+    )
+
+
+def endpoint_url(url: str) -> str:
+    """The shields.io endpoint badge reading badge.json at *url*, which shields.io fetches
+    itself: it must be absolute and public (``https://…/badge.json``)."""
+    from urllib.parse import quote, urlsplit
+
+    if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).netloc:
+        raise ValueError(
+            f"the endpoint badge needs the absolute public URL of badge.json, not {url!r}: "
+            "shields.io fetches it (https://shields.io/badges/endpoint-badge)"
+        )
+    return f"https://img.shields.io/endpoint?url={quote(url, safe='')}"
+
+
+def markdown(report_json: str, url: str | None = None) -> str:
+    """``badge.md``: the badge as Markdown, its tooltip naming what ran.
+
+    Without *url*, the static badge of this run (renders anywhere, frozen at this run:
+    what a step summary or a pull-request comment shows).  With *url*, the absolute public
+    URL where badge.json is served, the endpoint badge that follows every new badge.json
+    (docs/harness.md, "Publishing the badge")."""
     from dsh_conformance.reporting.escape import for_markdown_cell
 
     report = json.loads(report_json)
     data = badge(report)
     title = for_markdown_cell(tooltip(report), 2000).replace('"', "'")
-    alt = f"{data['label']}: {data['message']}".replace("]", "\\]")
-    return f'![{alt}](https://img.shields.io/endpoint?url={quote(url, safe="")} "{title}")\n'
+    alt = for_markdown_cell(f"{data['label']}: {data['message']}", 200)
+    image = endpoint_url(url) if url is not None else static_url(data)
+    return f'![{alt}]({image} "{title}")\n'
 
 
 def render(report_json: str) -> str:

@@ -9,68 +9,28 @@ over all results, and a footer that says how the whole run ended.
 
 from __future__ import annotations
 
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from dsh_conformance.errors import EX_FAILURES, HarnessError
-from dsh_conformance.outcomes import APPLICABLE, FAILING, Outcome
+from dsh_conformance.options import of_config
+from dsh_conformance.outcomes import FAILING
+from dsh_conformance.suite import PART_KEY, is_worker
 
 if TYPE_CHECKING:
     from dsh_conformance.adapters.expectations import Manifest
     from dsh_conformance.record import RunRecord, TestResult
 
-#: The ``workerinput`` key naming a worker's record part.
-PART_KEY: Final = "dsh_record_part"
-
-
-def is_worker(config: pytest.Config) -> bool:
-    return hasattr(config, "workerinput")
-
 
 def is_controller(config: pytest.Config) -> bool:
     """An xdist controller of a recorded run (it runs no test itself)."""
     dist = getattr(config.option, "dist", "no")
-    return bool(config.getoption("dsh_record")) and not is_worker(config) and dist != "no"
-
-
-def record_path(config: pytest.Config) -> str | None:
-    """Where this process writes its record: a worker's part, or ``--dsh-record``."""
-    workerinput = getattr(config, "workerinput", None)
-    if isinstance(workerinput, dict) and workerinput.get(PART_KEY):
-        return str(workerinput[PART_KEY])
-    record = config.getoption("dsh_record")
-    return str(record) if record else None
-
-
-def unexpected_passes(manifest: Manifest | None, results: list[TestResult]) -> list[dict[str, str]]:
-    """Requirement ``xfail`` entries none of whose tests failed, over *all* results (a
-    worker sees only its share, so it cannot decide this)."""
-    problems: list[dict[str, str]] = []
-    if manifest is None:
-        return problems
-    for entry in manifest.entries:
-        if not (entry.is_requirement and entry.status == "xfail"):
-            continue
-        matched = [
-            r
-            for r in results
-            if r.outcome in APPLICABLE and entry.matches(r.nodeid, r.requirements)
-        ]
-        failed = [r for r in matched if r.outcome in FAILING | {Outcome.XFAIL}]
-        if matched and not failed:
-            problems.append(
-                {
-                    "id": entry.id,
-                    "kind": "unexpected-pass",
-                    "message": f"{entry.id} is expected to fail but all {len(matched)} of its "
-                    "tests passed: remove the entry",
-                }
-            )
-    return problems
+    return bool(of_config(config).record) and not is_worker(config) and dist != "no"
 
 
 class ControllerPlugin:
@@ -78,7 +38,7 @@ class ControllerPlugin:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.record = Path(str(config.getoption("dsh_record")))
+        self.record = Path(str(of_config(config).record))
         self.parts: dict[str, Path] = {}
         self.started = time.monotonic()
 
@@ -108,6 +68,7 @@ class ControllerPlugin:
             path.unlink(missing_ok=True)
 
     def _write(self, session: pytest.Session, records: list[tuple[str, RunRecord]]) -> None:
+        from dsh_conformance.harness import expected
         from dsh_conformance.record import RecordWriter
         from dsh_conformance.suite import footer_status
 
@@ -123,7 +84,7 @@ class ControllerPlugin:
             for p in record.expectation_problems
             if p.get("kind") == "stale"
         }
-        problems = [*stale.values(), *unexpected_passes(manifest, results)]
+        problems = [*stale.values(), *expected.problems(manifest, results)]
         failing = any(r.outcome in FAILING for r in results)
         if (failing or problems) and session.exitstatus == 0:
             session.exitstatus = EX_FAILURES
@@ -157,17 +118,18 @@ class ControllerPlugin:
             }
         )
         writer.close()
-        if harness is not None:
-            # The terminal summary and --dsh-write-expectations see the whole run.
+        if harness is not None:  # its terminal summary tells the whole run's problems
             harness.problems = problems
-            harness.results = results
-            harness.manifest = manifest
-            target = self.config.getoption("dsh_write_expectations")
-            if target:
-                harness._write_expectations(Path(str(target)))
+        options = of_config(self.config)
+        if options.write_expectations:  # from every worker's results
+            from dsh_conformance.harness import write_expectations
+
+            target = Path(options.write_expectations)
+            said = write_expectations.write(target, manifest, results, options.adapter)
+            sys.stderr.write(f"dsh-conformance: {said}\n")
 
     def _manifest(self) -> Manifest | None:
-        path = self.config.getoption("dsh_expectations")
+        path = of_config(self.config).expectations
         if not path:
             return None
         from dsh_conformance.adapters.expectations import load_manifest

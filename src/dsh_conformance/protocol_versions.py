@@ -94,14 +94,82 @@ class RunNotice:
 
     @pytest.hookimpl(tryfirst=True)  # before the progress bar takes the terminal
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from dsh_conformance import pytest_plugin
+        from dsh_conformance import suite
 
         if not session.items or session.config.option.collectonly:
             return
         try:
-            handshake = pytest_plugin.implementation(session.config).handshake
+            handshake = suite.implementation(session.config).handshake
         except Exception:  # the harness reports a failed start with its own exit status
             return
         items: list[Any] = list(session.items)
         for line in notices(handshake, lambda capability: _needs(items, capability)):
             sys.stderr.write(f"dsh-conformance: {line}\n")
+
+
+#: The optional typed fields a host of the published protocol 2 answers without (D-520):
+#: (capability, op, arguments of a small call, field).
+TYPED_FIELDS: tuple[tuple[str, str, dict[str, Any], str], ...] = (
+    (
+        "prepare",
+        "prepare",
+        {
+            "target": {"id": "smoke-target"},
+            "content": [{"type": "text", "text": "what does @smoke say?"}],
+            "references": [{"sessionId": "smoke"}],
+            "sessions": {
+                "smoke": {
+                    "header": {"version": 0, "id": "smoke", "createdAt": 0},
+                    "events": [
+                        {
+                            "type": "user/message",
+                            "seq": 0,
+                            "time": 0,
+                            "surfaceOp": "append",
+                            "data": {
+                                "content": [{"type": "text", "text": "hello"}],
+                                "source": {"kind": "user"},
+                            },
+                        }
+                    ],
+                }
+            },
+        },
+        "sources",
+    ),
+    (
+        "retention",
+        "retention.retain",
+        {
+            "session": {"header": {"version": 0, "id": "smoke", "createdAt": 0}, "events": []},
+            "label": "smoke",
+            "maxBytes": 65536,
+        },
+        "source",
+    ),
+)
+
+
+def typed_field_notices(
+    call: Callable[[str, dict[str, Any]], Any], declared: Iterable[str]
+) -> list[str]:
+    """What ``smoke`` says of a host that answers without the optional typed fields (D-520):
+    the suite reads their meaning from the fields protocol 2 asked for and the rendering;
+    what it cannot recover there leaves only the checks needing it unjudged."""
+    lines = []
+    for capability, op, args, name in TYPED_FIELDS:
+        if capability not in declared:
+            continue
+        try:
+            result = call(op, args)
+        except Exception:  # the op's own check reports it
+            continue
+        if isinstance(result, dict) and name not in result:
+            lines.append(
+                f"{op} answers without the typed `{name}` (optional, as in the published "
+                f"protocol 2): the tests of `{capability}` read its meaning from the "
+                "rendering and the protocol-2 fields instead, and a field that cannot be "
+                f"recovered there leaves only its checks unjudged; add `{name}` for every "
+                "check (docs/protocol-reference.md, D-520)"
+            )
+    return lines

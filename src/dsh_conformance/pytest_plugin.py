@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from dsh_conformance.profiles import EXPLICIT_ONLY, PROFILES, register_profiles  # re-exported
 from dsh_conformance.suite import (  # re-exported: conftest and runner read them here
     IMPLEMENTATION_KEY,
     ORACLE_KEY,
@@ -28,6 +29,7 @@ from dsh_conformance.suite import (  # re-exported: conftest and runner read the
 )
 
 __all__ = [
+    "EXPLICIT_ONLY",
     "IMPLEMENTATION_KEY",
     "ORACLE_KEY",
     "PROFILES",
@@ -43,15 +45,6 @@ __all__ = [
     "requirement_ids",
     "resolved",
 ]
-
-#: Hypothesis profiles: ``quick`` for parity and smoke-level runs (few examples, the same
-#: ones every time), ``dev`` is fast, ``ci`` derandomized with more examples.
-PROFILES: dict[str, dict[str, Any]] = {
-    "quick": {"max_examples": 10, "deadline": None, "derandomize": True, "database": None},
-    "dev": {"max_examples": 60, "deadline": None},
-    "ci": {"max_examples": 200, "deadline": None, "derandomize": True, "print_blob": True},
-    "thorough": {"max_examples": 2000, "deadline": None},
-}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -159,24 +152,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def register_profiles(max_examples: int | None = None) -> None:
-    """Make the suite's Hypothesis profiles loadable by name; *max_examples* (the CLI's
-    ``--max-examples``) overrides every profile's.  No profile runs Hypothesis' explain
-    phase (D-312): it costs time after shrinking, and its notes are Python, which no
-    report shows."""
-    from hypothesis import Phase, settings
-
-    phases = tuple(p for p in Phase if p is not Phase.explain)
-    for name, values in PROFILES.items():
-        extra = {"max_examples": max_examples} if max_examples else {}
-        settings.register_profile(name, **{"phases": phases, **values, **extra})
-
-
 @pytest.hookimpl(tryfirst=True)  # profiles exist before Hypothesis loads --hypothesis-profile
 def pytest_configure(config: pytest.Config) -> None:
     from hypothesis import settings
 
-    from dsh_conformance.harness import HarnessPlugin
+    from dsh_conformance.harness.plugin import HarnessPlugin
 
     config.addinivalue_line(
         "markers", "req(*ids): requirement ids from spec/ that this test checks"
@@ -193,8 +173,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if parallel.is_controller(config):
         config.pluginmanager.register(parallel.ControllerPlugin(config), "dsh-parallel")
 
-    register_profiles(config.getoption("dsh_max_examples", None))
-    if not config.getoption("hypothesis_profile", None):
+    from dsh_conformance.options import of_config
+
+    options = of_config(config)
+    register_profiles(options.max_examples)
+    if not options.hypothesis_profile:
         default = "ci" if os.environ.get("CI", "").lower() in {"1", "true", "yes"} else "dev"
         settings.load_profile(os.environ.get("DSH_HYPOTHESIS_PROFILE", default))
 

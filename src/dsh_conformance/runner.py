@@ -17,8 +17,23 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
+__all__ = [
+    "INI",
+    "CollectedTest",
+    "RunOptions",
+    "collect",
+    "new_seed",
+    "pytest_args",
+    "run",
+    "selected",
+]
+
+import attrs
 import pytest
-from attrs import field, frozen
+from attrs import frozen
+
+from dsh_conformance import options as run_options
+from dsh_conformance.options import RunOptions
 
 #: The pytest configuration of a harness run (the suite's markers; unknown marks fail).
 INI: Final = """\
@@ -32,46 +47,17 @@ filterwarnings =
 """
 
 
-def _strings(items: Sequence[str]) -> tuple[str, ...]:
-    return tuple(items)
-
-
-@frozen
-class RunOptions:
-    """Everything that selects and configures one run."""
-
-    adapter: str = "reference"
-    requirements: tuple[str, ...] = field(default=(), converter=_strings)
-    capabilities: tuple[str, ...] = field(default=(), converter=_strings)
-    keyword: str = ""
-    #: Exact test ids (``--test``): a replay reruns one case, not every match of a name.
-    tests: tuple[str, ...] = field(default=(), converter=_strings)
-    hypothesis_profile: str | None = None
-    seed: int | None = None
-    spec_profile: str = "seed"
-    expectations: str | None = None
-    write_expectations: str | None = None
-    timeout: float | None = None
-    handshake_timeout: float | None = None
-    max_examples: int | None = None
-    validate: bool = False
-    exitfirst: bool = False
-    require: tuple[str, ...] = field(default=(), converter=_strings)
-    allow_empty: bool = False
-    extra: tuple[str, ...] = field(default=(), converter=_strings)
-
-
 def new_seed() -> int:
     """A fresh Hypothesis seed: every CLI run is seeded, so every run can be replayed."""
     return secrets.randbelow(2**32)
 
 
 def _setup(workdir: Path) -> list[str]:
-    from dsh_conformance import pytest_plugin
+    from dsh_conformance import suite
 
     ini = workdir / "pytest.ini"
     ini.write_text(INI, encoding="utf-8")
-    root = pytest_plugin.conformance_root().parent
+    root = suite.conformance_root().parent
     return [
         "--pyargs",
         "dsh_conformance.conformance",
@@ -93,41 +79,9 @@ def _setup(workdir: Path) -> list[str]:
 
 
 def pytest_args(options: RunOptions, record: Path, workdir: Path) -> list[str]:
-    """The full pytest command line of a run."""
-    args = _setup(workdir)
-    args += ["--dsh-adapter", options.adapter, "--dsh-record", str(record)]
-    args += ["--dsh-spec-profile", options.spec_profile]
-    for requirement in options.requirements:
-        args += ["--dsh-requirement", requirement]
-    for capability in options.capabilities:
-        args += ["--dsh-capability", capability]
-    for test in options.tests:
-        args += ["--dsh-test", test]
-    if options.keyword:
-        args += ["-k", options.keyword]
-    if options.hypothesis_profile:
-        args += ["--hypothesis-profile", options.hypothesis_profile]
-    if options.seed is not None:
-        args += ["--hypothesis-seed", str(options.seed)]
-    if options.expectations:
-        args += ["--dsh-expectations", options.expectations]
-    if options.write_expectations:
-        args += ["--dsh-write-expectations", options.write_expectations]
-    if options.timeout is not None:
-        args += ["--dsh-timeout", str(options.timeout)]
-    if options.max_examples is not None:
-        args += ["--dsh-max-examples", str(options.max_examples)]
-    if options.handshake_timeout is not None:
-        args += ["--dsh-handshake-timeout", str(options.handshake_timeout)]
-    if options.validate:
-        args.append("--dsh-validate")
-    if options.exitfirst:
-        args.append("-x")
-    for capability in options.require:
-        args += ["--dsh-require", capability]
-    if options.allow_empty:
-        args.append("--dsh-allow-empty")
-    return args + list(options.extra)
+    """The full pytest command line of a run writing its record to *record*."""
+    given = attrs.evolve(options, record=str(record))
+    return _setup(workdir) + run_options.pytest_args(given)
 
 
 def run(
@@ -138,9 +92,9 @@ def run(
     pytest's own terminal output (kept: assertion explanations need its writer) goes to
     *log* instead of stdout, which belongs to the CLI's data.
     """
-    from dsh_conformance import pytest_plugin
+    from dsh_conformance.profiles import register_profiles
 
-    pytest_plugin.register_profiles()
+    register_profiles()
     output = io.StringIO()
     # What exists before the run (imports, earlier runs in this process) is not the run's
     # garbage: frozen, pytest's collections at the end do not walk it again (it was ~1 s
@@ -165,6 +119,8 @@ class CollectedTest:
     nodeid: str
     requirements: tuple[str, ...]
     capabilities: tuple[str, ...]
+    #: Judges inputs chosen in advance, whatever the seed (D-401, ``fixedness``).
+    fixed: bool = False
 
 
 def collect(spec_profile: str = "seed") -> list[CollectedTest]:
@@ -195,15 +151,17 @@ class _Selected:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from dsh_conformance import pytest_plugin
-        from dsh_conformance.harness import stable_test_id
+        from dsh_conformance import suite
+        from dsh_conformance.fixedness import is_fixed
 
-        root = pytest_plugin.conformance_root()
+        root = suite.conformance_root()
         for item in session.items:
-            if pytest_plugin.is_conformance_item(item):
-                caps = tuple(sorted({str(m.args[0]) for m in item.iter_markers("capability")}))
-                reqs = tuple(pytest_plugin.requirement_ids(item))
-                self.tests.append(CollectedTest(stable_test_id(item, root), reqs, caps))
+            if suite.is_conformance_item(item):
+                reqs = tuple(suite.requirement_ids(item))
+                test_id = suite.stable_test_id(item, root)
+                fixed = is_fixed(getattr(item, "obj", None))
+                caps = suite.capabilities_of(item)
+                self.tests.append(CollectedTest(test_id, reqs, caps, fixed))
 
 
 def selected(options: RunOptions) -> list[CollectedTest]:

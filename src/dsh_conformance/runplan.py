@@ -13,14 +13,17 @@ import os
 import tempfile
 from collections.abc import Sequence, Set
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import attrs
 from attrs import frozen
 
 from dsh_conformance.errors import EX_CANTCREAT, EX_CONFIG, EX_NOTHING, EX_USAGE, HarnessError
 from dsh_conformance.outcomes import FAILING
+from dsh_conformance.profiles import PROFILES
 
-PROFILES = ("quick", "dev", "ci", "thorough")
+if TYPE_CHECKING:
+    from dsh_conformance.options import RunOptions
 
 
 @frozen
@@ -40,21 +43,35 @@ class Plan:
     allow_empty: bool = False
     #: Exact test ids the run selected (``--test``).
     tests: tuple[str, ...] = ()
+    #: ``--max-examples`` when the run was given it (the header's ``max_examples_option``).
+    max_examples: int | None = None
 
-    def override(
-        self,
-        given: Set[str],
-        adapter: str,
-        seed: int | None,
-        hypothesis_profile: str | None,
-        spec_profile: str,
-    ) -> tuple[str, int | None, str | None, str]:
-        """The header's values, except for options given on the command line."""
-        return (
-            adapter if "adapter" in given else self.adapter,
-            seed if "seed" in given else self.seed,
-            hypothesis_profile if "hypothesis_profile" in given else self.hypothesis_profile,
-            spec_profile if "spec_profile" in given else self.spec_profile,
+    def apply(self, options: RunOptions, given: Set[str], *, manifest: bool) -> RunOptions:
+        """*options* completed from the header: the adapter, seed and profiles unless
+        given on the command line, the filters and gate unless given, the manifest
+        unless one is given or *manifest* is false (``--no-expectations``)."""
+        return attrs.evolve(
+            options,
+            adapter=options.adapter if "adapter" in given else self.adapter,
+            seed=options.seed if "seed" in given else self.seed,
+            hypothesis_profile=(
+                options.hypothesis_profile
+                if "hypothesis_profile" in given
+                else self.hypothesis_profile
+            ),
+            spec_profile=options.spec_profile if "spec_profile" in given else self.spec_profile,
+            requirements=options.requirements or self.requirements,
+            capabilities=options.capabilities or self.capabilities,
+            keyword=options.keyword or self.keyword,
+            tests=options.tests or self.tests,
+            max_examples=options.max_examples or self.max_examples,
+            require=options.require or self.require,
+            allow_empty=options.allow_empty or self.allow_empty,
+            expectations=(
+                self.expectations
+                if options.expectations is None and self.expectations and manifest
+                else options.expectations
+            ),
         )
 
 
@@ -94,26 +111,27 @@ def from_record(path: Path, *, rerun_failed: bool) -> Plan:
         require=tuple(str(c) for c in gate.get("require") or ()),
         allow_empty=bool(gate.get("allow_empty")),
         tests=tuple(str(t) for t in filters.get("tests") or ()),
+        max_examples=_positive(hypothesis.get("max_examples_option")),
     )
 
 
-def extra_args(earlier: Path | None, rerun_failed: bool, workers: int | None) -> list[str]:
-    """pytest arguments for ``--resume``/``--last-failed`` and ``--workers``."""
-    args: list[str] = []
-    if earlier is not None:
-        args += ["--dsh-last-failed" if rerun_failed else "--dsh-resume", str(earlier)]
-    if workers is not None:
-        import importlib.util
+def _positive(value: Any) -> int | None:
+    return value if isinstance(value, int) and value > 0 else None
 
-        if importlib.util.find_spec("xdist") is None:
-            raise HarnessError(
-                "no-xdist",
-                "--workers needs pytest-xdist, which is not installed",
-                hint="python -m pip install 'dsh-conformance[parallel]'",
-                exit_status=EX_CONFIG,
-            )
-        args += ["-n", str(workers)]
-    return args
+
+def check_workers(workers: int | None) -> None:
+    """``--workers`` needs pytest-xdist (a configuration error without it)."""
+    if workers is None:
+        return
+    import importlib.util
+
+    if importlib.util.find_spec("xdist") is None:
+        raise HarnessError(
+            "no-xdist",
+            "--workers needs pytest-xdist, which is not installed",
+            hint="python -m pip install 'dsh-conformance[parallel]'",
+            exit_status=EX_CONFIG,
+        )
 
 
 def _cannot(option: str, path: Path, why: str) -> HarnessError:

@@ -10,7 +10,7 @@ Values are not judged here, only shapes.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import partial
 from typing import Any
 
@@ -22,7 +22,7 @@ from dsh_conformance.adapters.contract import (
     AdapterFault,
     ImplementationError,
 )
-from dsh_conformance.protocol_versions import smoke_notices
+from dsh_conformance.protocol_versions import smoke_notices, typed_field_notices
 from dsh_conformance.spec.operations import by_capability
 
 
@@ -85,9 +85,32 @@ def _named(impl: Any) -> str:
     return f"{impl.name} {impl.version}".strip()
 
 
-def capability_checks(declared: frozenset[str]) -> list[Check]:
+def unjudgeable(declared: frozenset[str], tests: Iterable[Any] | None = None) -> set[str]:
+    """Seed MUSTs no test the declared capabilities run cites (issue 45 item 5): a test
+    runs when it needs only declared capabilities, so a requirement of ``agent`` that a
+    ``scenario`` test judges on the host's own loop counts as judged, as the run counts it.
+    *tests*: the collected conformance tests (collected here when not given)."""
+    from dsh_conformance.spec import load_catalog
+
+    if tests is None:
+        from dsh_conformance.runner import collect
+
+        tests = collect()
+    musts = {
+        r.id
+        for r in load_catalog().requirements.values()
+        if r.level == "MUST" and r.verdict == "seed"
+    }
+    judged = {
+        rid for test in tests if set(test.capabilities) <= declared for rid in test.requirements
+    }
+    return musts - judged
+
+
+def capability_checks(declared: frozenset[str], tests: Iterable[Any] | None = None) -> list[Check]:
     """The declared capabilities, unknown names with the near miss they may mean, and the
-    coverage the undeclared ones cost: seed MUSTs no test can judge (D-216)."""
+    coverage the undeclared ones cost: seed MUSTs no test they run can judge (D-216,
+    D-526)."""
     import difflib
 
     from dsh_conformance.spec import load_catalog
@@ -108,22 +131,26 @@ def capability_checks(declared: frozenset[str]) -> list[Check]:
     musts = [
         r for r in load_catalog().requirements.values() if r.level == "MUST" and r.verdict == "seed"
     ]
-    lost = {
-        cap: sum(r.capability == cap for r in musts) for cap in CAPABILITIES if cap not in declared
-    }
-    lost = {cap: n for cap, n in lost.items() if n}
+    missing = unjudgeable(declared, tests)
+    lost: dict[str, int] = {}
+    for r in musts:
+        if r.id in missing:
+            lost[r.capability or "?"] = lost.get(r.capability or "?", 0) + 1
     if lost:
         parts = ", ".join(f"{cap} {n}" for cap, n in sorted(lost.items(), key=lambda i: -i[1]))
         checks.append(
             Check(
                 "coverage",
                 "note",
-                f"{sum(lost.values())} of {len(musts)} seed MUSTs cannot be judged: their "
-                f"capability is not declared (seed MUSTs per capability: {parts})",
+                f"{sum(lost.values())} of {len(musts)} seed MUSTs cannot be judged: no test "
+                "the declared capabilities run cites them (own-loop scenario tests count; "
+                f"by the capability that judges them on micro-steps: {parts})",
             )
         )
     else:
-        checks.append(Check("coverage", "ok", f"every capability of the {len(musts)} seed MUSTs"))
+        checks.append(
+            Check("coverage", "ok", f"the declared capabilities judge all {len(musts)} seed MUSTs")
+        )
     return checks
 
 
@@ -165,6 +192,10 @@ def smoke_checks(
         )
         checks += capability_checks(handshake.capabilities)
         checks += [Check("protocol", "note", n) for n in smoke_notices(handshake)]  # D-292
+        checks += [
+            Check("typed fields", "note", n)
+            for n in typed_field_notices(adapter.call, handshake.capabilities)
+        ]  # D-520
         for capability, (op, args, shape, expected) in BASIC.items():
             if capability not in handshake.capabilities:
                 checks.append(Check(op, "skip", f"{capability} not declared"))

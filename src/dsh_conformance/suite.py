@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import pytest
 
@@ -22,6 +22,23 @@ if TYPE_CHECKING:
 IMPLEMENTATION_KEY = pytest.StashKey["Implementation"]()
 ORACLE_KEY = pytest.StashKey["Implementation"]()
 GUARD_KEY = pytest.StashKey["FaultGuard"]()
+#: The ``workerinput`` key naming a pytest-xdist worker's record part (D-138).
+PART_KEY: Final = "dsh_record_part"
+
+
+def is_worker(config: pytest.Config) -> bool:
+    """Whether this process is a pytest-xdist worker (it writes a part, not the record)."""
+    return hasattr(config, "workerinput")
+
+
+def record_path(config: pytest.Config) -> str | None:
+    """Where this process writes its record: a worker's part, or ``--dsh-record``."""
+    from dsh_conformance.options import of_config
+
+    workerinput = getattr(config, "workerinput", None)
+    if isinstance(workerinput, dict) and workerinput.get(PART_KEY):
+        return str(workerinput[PART_KEY])
+    return of_config(config).record
 
 
 @cache
@@ -50,6 +67,22 @@ def requirement_ids(item: pytest.Item) -> list[str]:
     return sorted(set(ids))
 
 
+def capabilities_of(item: pytest.Item) -> tuple[str, ...]:
+    """The capabilities an item needs through ``@pytest.mark.capability``, sorted."""
+    return tuple(sorted({str(m.args[0]) for m in item.iter_markers("capability")}))
+
+
+def stable_test_id(item: pytest.Item, root: Path) -> str:
+    """``conformance/<file>::<name>[<param>]``, the same wherever the suite is installed."""
+    path = resolved(str(item.path))
+    try:
+        rel = path.relative_to(root).as_posix()
+    except ValueError:
+        rel = path.name
+    _, sep, rest = item.nodeid.partition("::")
+    return f"conformance/{rel}{sep}{rest}"
+
+
 def check_traceability(items: Sequence[pytest.Item], catalog: Mapping[str, Requirement]) -> None:
     """Every conformance test cites known requirement ids (else a usage error)."""
     problems: list[str] = []
@@ -73,13 +106,15 @@ def implementation(config: pytest.Config) -> Implementation:
         from dsh_conformance.adapters.client import Implementation
         from dsh_conformance.adapters.registry import resolve
         from dsh_conformance.guard import FaultGuard
+        from dsh_conformance.options import of_config
 
-        name = str(config.getoption("--dsh-adapter"))
+        options = of_config(config)
+        name = options.adapter
         adapter = resolve(name)
-        timeout = config.getoption("dsh_timeout", None)
+        timeout = options.timeout
         if timeout is not None and hasattr(adapter, "timeout"):
             adapter.timeout = float(timeout)
-        handshake = config.getoption("dsh_handshake_timeout", None) or timeout
+        handshake = options.handshake_timeout or timeout
         if handshake is not None and hasattr(adapter, "startup_timeout"):
             adapter.startup_timeout = float(handshake)  # --timeout governs it too (D-311)
         if not hasattr(adapter, "argv"):  # in-process: a hang must not stop the run (D-164)
@@ -88,7 +123,7 @@ def implementation(config: pytest.Config) -> Implementation:
             adapter = InProcessDeadline(
                 adapter, float(timeout) if timeout is not None else DEFAULT_TIMEOUT
             )
-        if config.getoption("dsh_validate", False) and hasattr(adapter, "validate"):
+        if options.validate and hasattr(adapter, "validate"):
             adapter.validate = True
         guarded = FaultGuard(adapter)
         config.stash[GUARD_KEY] = guarded

@@ -20,7 +20,9 @@ from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.adapters.reference import ReferenceAdapter
 from dsh_conformance.adapters.subprocess import SubprocessAdapter
 from dsh_conformance.guard import FaultGuard
-from dsh_conformance.harness import HarnessPlugin, ItemMeta, _Progress
+from dsh_conformance.harness.evidence import Evidence
+from dsh_conformance.harness.plugin import HarnessPlugin
+from dsh_conformance.harness.selection import ItemMeta
 from dsh_conformance.record import RecordWriter
 
 BATCH = 2000
@@ -86,4 +88,4 @@ def test_harness_overhead_per_test(benchmark: Any, tmp_path: Path) -> None:
     plugin.writer.close()
     assert isinstance(plugin.progress, dict)
     assert not plugin.progress
-    assert _Progress is not None
+    assert Evidence is not None

@@ -12,7 +12,7 @@ from typing import Any
 
 from tests.independent_host.codec import encode_uri, format_mention, terminal_safe
 from tests.independent_host.errors import HostError
-from tests.independent_host.jsvalue import normalize, stringify, utf16_key
+from tests.independent_host.jsvalue import normalize, stringify, utf8_len, utf16_key
 from tests.independent_host.retain import Retained, retain
 from tests.independent_host.surface import fold, latest_title, project
 
@@ -222,13 +222,23 @@ def prepare(args: dict[str, Any]) -> dict[str, Any]:
             }
         )
     body = stringify({"referencedSessions": entries}, tag_safe=True)
+    text = WARNING + OPEN + body + CLOSE
     context = {
         "source": {"kind": "plugin", "plugin": "session-reference"},
-        "content": [{"type": "text", "text": WARNING + OPEN + body + CLOSE}],
+        "content": [{"type": "text", "text": text}],
         "placement": "prompt-prefix",
         "meta": {"kind": "session-reference", "version": 1, "references": metas},
     }
-    return {"content": copy.deepcopy(content), "contexts": [context], "sources": records}
+    # docs/protocol.md: the bytes of the text that no entry's own size counts (its keys,
+    # braces and commas, the warning and the tags): the same for every preparation of
+    # as many sources
+    framing = utf8_len(text) - sum(r["serializedBytes"] for r in records)
+    return {
+        "content": copy.deepcopy(content),
+        "contexts": [context],
+        "sources": records,
+        "framingBytes": framing,
+    }
 
 
 def candidates(args: dict[str, Any]) -> list[dict[str, Any]]:

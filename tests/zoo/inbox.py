@@ -119,6 +119,29 @@ class BlockWritesPrompt(Broken):
         return ((Agent, "_append", append),)
 
 
+class BlockWritesPromptAndContexts(Broken):
+    name = "blocked prompt written with its contexts, no block event"
+    invariant = (
+        "Writes a blocked prompt as admission would, its contexts baked or separate, and "
+        "logs no block (issue 45 item 4)."
+    )
+    kills = frozenset({"INBOX-011"})
+    collateral_ok = frozenset({"INBOX-013"})  # no prompt/blocked event either
+
+    def patches(self) -> tuple[Patch, ...]:
+        def append(agent: Agent, type: str, data: Any) -> Any:
+            if type == "prompt/blocked" and agent._turn is not None:
+                record = agent._turn.record
+                placed = agent.place_prompt(record.content, record.source, record.contexts or ())
+                event = _append(agent, "user/message", placed.data)
+                for context in placed.separate:
+                    _append(agent, "context/message", context)
+                return event
+            return _append(agent, type, data)
+
+        return ((Agent, "_append", append),)
+
+
 class RewriteIgnored(Broken):
     name = "allow rewrite ignored"
     invariant = (
@@ -231,6 +254,7 @@ MEMBERS = (
     InjectTakesContexts,
     ContextsNotOffered,
     BlockWritesPrompt,
+    BlockWritesPromptAndContexts,
     RewriteIgnored,
     CancelKeepsSteering,
     SteeringDispatchesPromptSubmit,

@@ -10,6 +10,7 @@ always acceptable collateral: a member differs from the reference by constructio
 
 from __future__ import annotations
 
+import functools
 import sys
 import tempfile
 import time
@@ -46,22 +47,31 @@ def _functions(tests: Sequence[Any]) -> list[str]:
     return [name if n == 1 else f"{name} (x{n})" for name, n in sorted(counts.items())]
 
 
-def run_member(key: str) -> dict[str, Any]:
-    """Run one member (``area:Factory``) and summarize its record."""
+def run_member(key: str, profile: str = PROFILE, seed_only: bool = False) -> dict[str, Any]:
+    """Run one member (``area:Factory``) under Hypothesis *profile* and summarize its
+    record (``fixed``: explicit examples only, D-400); *seed_only* runs only the tests
+    citing the seed MUSTs it breaks (tests/test_fixed_examples.py)."""
     _init()
     from dsh_conformance import runner
     from dsh_conformance.record import load_record
-    from dsh_conformance.reporting.summary import requirement_rows, verdicts
+    from dsh_conformance.reporting.rows import requirement_rows
+    from dsh_conformance.reporting.verdict import verdicts
     from dsh_conformance.spec import load_catalog
     from zoo import members
 
     entry = next(e for e in members() if f"{e.area}:{e.factory}" == key)
+    catalog = load_catalog().requirements
+    # The seed MUST sentences the member breaks: the seed verdict must fail on each of
+    # them, by its own id (issue 25); a member breaking only decisions has none.
+    seed_kills = sorted(
+        k for k in entry.kills if catalog[k].verdict == "seed" and catalog[k].level == "MUST"
+    )
     options = runner.RunOptions(
         adapter=entry.adapter,
-        requirements=entry.filters.requirements,
+        requirements=seed_kills if seed_only else entry.filters.requirements,
         capabilities=entry.filters.capabilities,
         keyword=entry.filters.keyword,
-        hypothesis_profile=PROFILE,
+        hypothesis_profile=profile,
         seed=SEED,
     )
     started = time.perf_counter()
@@ -83,12 +93,6 @@ def run_member(key: str) -> dict[str, Any]:
                 independent = not (blamed & entry.kills)
                 blamed_with[rid] = blamed_with.get(rid, False) or independent
     missed = sorted(entry.kills - failing.keys())
-    catalog = load_catalog().requirements
-    # The seed MUST sentences the member breaks: the seed verdict must fail on each of
-    # them, by its own id (issue 25); a member breaking only decisions has none.
-    seed_kills = sorted(
-        k for k in entry.kills if catalog[k].verdict == "seed" and catalog[k].level == "MUST"
-    )
     seed_verdict, _profile = verdicts(record, rows)
     collateral = sorted(failing.keys() - entry.kills)
     return {
@@ -120,13 +124,20 @@ def run_member(key: str) -> dict[str, Any]:
     }
 
 
-def run_zoo(keys: Sequence[str] | None = None, workers: int = 2) -> list[dict[str, Any]]:
-    """Run *keys* (default: every member) in *workers* processes; results in zoo order."""
+def run_zoo(
+    keys: Sequence[str] | None = None,
+    workers: int = 2,
+    profile: str = PROFILE,
+    seed_only: bool = False,
+) -> list[dict[str, Any]]:
+    """Run *keys* (default: every member) in *workers* processes under *profile* (and
+    *seed_only*, see ``run_member``); results in zoo order."""
     _init()
     from zoo import members
 
     todo = list(keys) if keys else [f"{e.area}:{e.factory}" for e in members()]
+    run = functools.partial(run_member, profile=profile, seed_only=seed_only)
     if workers <= 1:
-        return [run_member(k) for k in todo]
+        return [run(k) for k in todo]
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_init) as pool:
-        return list(pool.map(run_member, todo))
+        return list(pool.map(run, todo))

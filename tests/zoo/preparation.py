@@ -246,6 +246,42 @@ class SettlementOrder(Broken):
         return ((prepare_ops, "prepare", arrival),)
 
 
+class RenderedInReadOrder(Broken):
+    name = "rendered in settlement order"
+    invariant = (
+        "Reports the typed sources in first-appearance order but renders the context with "
+        "the sources in the order their reads settle: the typed claim is not what the model "
+        "reads (issue 42)."
+    )
+    kills = frozenset({"PREP-001"})
+    collateral_ok = frozenset({"ENV-006", "ENV-008"})  # the data objects' order, restated
+
+    def op_prepare(self, args: Mapping[str, Any]) -> Any:
+        claimed = self.reference.call("prepare", args)
+        if not claimed.get("contexts"):
+            return claimed
+        with self._extra(SettlementOrder().patches()):
+            shown = self.reference.call("prepare", args)
+        return {**shown, "sources": claimed["sources"]}
+
+
+class PreAbortedSignalIgnored(Broken):
+    name = "an already aborted signal is ignored"
+    invariant = (
+        "Listens for the signal's abort event but never checks `signal.aborted`, so a "
+        "preparation cancelled before it starts runs to completion."
+    )
+    kills = frozenset({"PREP-006"})
+    # Not cancelled, a pre-aborted preparation over a failing read fails with the read's
+    # code instead of SESSION_REFERENCE_CANCELLED.
+    collateral_ok = frozenset({"PREP-007"})
+
+    def op_prepare(self, args: Mapping[str, Any]) -> Any:
+        if args.get("cancelAt") != "before":
+            return self.reference.call("prepare", args)
+        return self.reference.call("prepare", {k: v for k, v in args.items() if k != "cancelAt"})
+
+
 MEMBERS = (
     NoDedupe,
     SelfReferenceAccepted,
@@ -257,4 +293,6 @@ MEMBERS = (
     ReadsAfterLaterChanges,
     LastAppearanceOrder,
     SettlementOrder,
+    RenderedInReadOrder,
+    PreAbortedSignalIgnored,
 )

@@ -82,21 +82,6 @@ def fail_on_option(command: F) -> F:
     )(command)
 
 
-def _print_record(record: Any, fmt: str, out: Any) -> None:
-    if fmt == "json":
-        from dsh_conformance.reporting import jsonreport
-
-        click.echo(jsonreport.render(record), nl=False)
-    elif fmt == "markdown":
-        from dsh_conformance.reporting import markdown
-
-        click.echo(markdown.render(record), nl=False)
-    else:
-        from dsh_conformance.reporting.terminal import print_summary
-
-        print_summary(record, out)
-
-
 _ALLOW_INCOMPLETE = click.option(
     "--allow-incomplete",
     is_flag=True,

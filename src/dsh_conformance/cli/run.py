@@ -1,68 +1,67 @@
-"""``run``: the suite against an implementation, then its reports."""
+"""``run``: the suite against an implementation, then its reports.
+
+The command line becomes one ``RunRequest`` (the run's ``RunOptions`` plus what only
+the CLI does with it: where reports go, the format, the gate), built once and passed
+down; ``--resume``/``--last-failed`` complete it from the earlier record's header.
+"""
 
 from __future__ import annotations
 
-import sys
+import functools
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import attrs
 import click
+from attrs import frozen
 
-from dsh_conformance.cli._common import (
-    FORMATS,
-    _consoles,
-    _fail,
-    _print_error,
-    _print_record,
-    fail_on_option,
-    handles_errors,
-)
-from dsh_conformance.cli.progress import Progress, WorkerTotal
-from dsh_conformance.errors import (
-    EX_CANTCREAT,
-    EX_CONFIG,
-    EX_FAILURES,
-    EX_INCOMPLETE,
-    EX_INTERRUPTED,
-    EX_SOFTWARE,
-    EX_USAGE,
-)
+from dsh_conformance.cli._common import FORMATS, _consoles, _fail, fail_on_option, handles_errors
+from dsh_conformance.errors import EX_USAGE, HarnessError
+from dsh_conformance.profiles import PROFILES
+
+if TYPE_CHECKING:
+    from dsh_conformance.options import RunOptions
 
 
-def _check_manifest(path: str | None) -> None:
-    if path:
-        from dsh_conformance.adapters.expectations import load_manifest
-        from dsh_conformance.spec import load_catalog
+@frozen
+class RunRequest:
+    """One ``run`` command line: the run's options and what the CLI does around it."""
 
-        load_manifest(path, known_requirements=load_catalog().requirements)
+    options: RunOptions
+    report_dir: Path | None = None
+    no_expectations: bool = False
+    verbose: bool = False
+    #: ``--all`` (or ``-v``): every requirement and expected result, not only what is not passing.
+    all_rows: bool = False
+    collect_only: bool = False
+    fmt: str = "table"
+    fail_on: str = "seed"
+    #: The options given on the command line (they win over a resumed record's header).
+    given: frozenset[str] = frozenset()
 
 
-def _write_reports(record_path: Path, report_dir: Path) -> list[Path]:
-    from dsh_conformance.record import load_record
-    from dsh_conformance.reporting import html, jsonreport, junit, markdown
+def _one_value(command: Callable[[RunRequest], None]) -> Callable[..., None]:
+    """Hand the command its parameters as one ``RunRequest`` (click passes each one)."""
 
-    record = load_record(record_path)
-    outputs = {
-        "report.md": markdown.render(record),
-        "junit.xml": junit.render(record),
-        "report.html": html.render([record]),
-        "report.json": jsonreport.render(record),
-    }
-    from dsh_conformance import badge
+    @functools.wraps(command)
+    def wrapper(**params: Any) -> None:
+        from dsh_conformance.options import RunOptions
 
-    outputs["badge.json"] = badge.render(outputs["report.json"])
-    outputs["badge.md"] = badge.markdown(outputs["report.json"])
-    written = []
-    for name, text in outputs.items():
-        path = report_dir / name
-        try:
-            path.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            _fail("cannot-write", f"{path}: {exc.strerror or exc}", status=EX_CANTCREAT)
-        written.append(path)
-    return written
+        ctx = click.get_current_context()
+        given = frozenset(
+            name
+            for name in ctx.params
+            if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT
+        )
+        fields = attrs.fields_dict(RunOptions)
+        for name in ("resume", "last_failed"):
+            params[name] = str(params[name]) if params[name] is not None else None
+        options = RunOptions(**{k: params.pop(k) for k in list(params) if k in fields})
+        command(RunRequest(options, given=given, **params))
+
+    return wrapper
 
 
 @click.command()
@@ -73,7 +72,9 @@ def _write_reports(record_path: Path, report_dir: Path) -> list[Path]:
     show_default=True,
     help="implementation: reference, subprocess:CMD, upstream, python:MODULE:FACTORY",
 )
-@click.option("--requirement", "-r", multiple=True, help="only tests citing ID (glob: URI-*)")
+@click.option(
+    "--requirement", "-r", "requirements", multiple=True, help="only tests citing ID (glob: URI-*)"
+)
 @click.option("-k", "keyword", default="", help="pytest -k expression on test names")
 @click.option(
     "--test",
@@ -82,7 +83,9 @@ def _write_reports(record_path: Path, report_dir: Path) -> list[Path]:
     metavar="ID",
     help="only this test, by its full id (conformance/FILE::NAME[PARAM], as a replay names it)",
 )
-@click.option("--capability", "-c", multiple=True, help="only tests needing this capability")
+@click.option(
+    "--capability", "-c", "capabilities", multiple=True, help="only tests needing this capability"
+)
 @click.option(
     "--require",
     "require",
@@ -97,7 +100,7 @@ def _write_reports(record_path: Path, report_dir: Path) -> list[Path]:
 )
 @click.option(
     "--hypothesis-profile",
-    type=click.Choice(["quick", "dev", "ci", "thorough"]),
+    type=click.Choice(list(PROFILES)),
     default=None,
     help="Hypothesis profile (default: ci under CI=true, else dev)",
 )
@@ -109,7 +112,8 @@ def _write_reports(record_path: Path, report_dir: Path) -> list[Path]:
     "--report-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="write record.jsonl, report.md, junit.xml, report.html, report.json here",
+    help="write record.jsonl, report.md, junit.xml, report.html, report.json here "
+    "(default: dsh-report, or $DSH_REPORT_DIR; a --resume run: beside its record)",
 )
 @click.option(
     "--expectations",
@@ -163,7 +167,15 @@ def _write_reports(record_path: Path, report_dir: Path) -> list[Path]:
     default=None,
     help="Hypothesis examples per property test (default: the --hypothesis-profile's)",
 )
-@click.option("-v", "--verbose", is_flag=True, help="a line per test on stderr as it finishes")
+@click.option(
+    "-v", "--verbose", is_flag=True, help="a line per test on stderr as it finishes (implies --all)"
+)
+@click.option(
+    "--all",
+    "all_rows",
+    is_flag=True,
+    help="list every requirement and every expected result (default: what is not passing)",
+)
 @click.option(
     "--collect-only",
     is_flag=True,
@@ -171,37 +183,9 @@ def _write_reports(record_path: Path, report_dir: Path) -> list[Path]:
 )
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @fail_on_option
-@click.pass_context
 @handles_errors
-def run(
-    ctx: click.Context,
-    adapter: str,
-    requirement: Sequence[str],
-    keyword: str,
-    tests: Sequence[str],
-    capability: Sequence[str],
-    require: Sequence[str],
-    allow_empty: bool,
-    hypothesis_profile: str | None,
-    seed: int | None,
-    spec_profile: str,
-    report_dir: Path | None,
-    expectations: str | None,
-    no_expectations: bool,
-    write_expectations: str | None,
-    timeout: float | None,
-    handshake_timeout: float | None,
-    validate: bool,
-    exitfirst: bool,
-    workers: int | None,
-    resume: Path | None,
-    last_failed: Path | None,
-    max_examples: int | None,
-    verbose: bool,
-    collect_only: bool,
-    fmt: str,
-    fail_on: str,
-) -> None:
+@_one_value
+def run(request: RunRequest) -> None:
     """Run the conformance suite and print both verdicts and a per-requirement table.
 
     The seed verdict holds the implementation to what the notes say; the profile verdict
@@ -212,173 +196,144 @@ def run(
     start, 78 for a bad adapter name, requirement id or capability, 130 when interrupted
     (the reports of what ran are still written, and say so at the top; --resume goes on).
     """
-    from dsh_conformance import runner, runplan
-    from dsh_conformance.adapters.expectations import builtin_manifest
-    from dsh_conformance.protocol_versions import RunNotice
+    from dsh_conformance.cli import finish
 
-    out, err = _consoles()
-    if resume is not None and last_failed is not None:
-        _fail("usage", "--resume and --last-failed exclude each other", status=EX_USAGE)
-    earlier = resume or last_failed
-    if earlier is not None:
-        plan = runplan.from_record(earlier, rerun_failed=last_failed is not None)
-        given = {
-            name
-            for name in ctx.params
-            if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT
-        }
-        adapter, seed, hypothesis_profile, spec_profile = plan.override(
-            given, adapter, seed, hypothesis_profile, spec_profile
-        )
-        requirement = requirement or plan.requirements
-        capability = capability or plan.capabilities
-        keyword = keyword or plan.keyword
-        tests = tests or plan.tests
-        require = require or plan.require
-        allow_empty = allow_empty or plan.allow_empty
-        if expectations is None and plan.expectations and not no_expectations:
-            expectations = plan.expectations
-        earlier = runplan.private_copy(earlier)
-    runplan.check_selection(adapter, requirement, capability, require)
-    runplan.check_keyword(keyword)
-    if report_dir is not None:
-        runplan.check_writable_dir(report_dir, "--report-dir")
-    if write_expectations is not None:
-        runplan.check_writable_file(Path(write_expectations), "--write-expectations")
-    if expectations is None and not no_expectations:
-        builtin = builtin_manifest(adapter)
-        expectations = str(builtin) if builtin else None
-    _check_manifest(expectations)
-    options = runner.RunOptions(
-        adapter=adapter,
-        requirements=requirement,
-        capabilities=capability,
-        keyword=keyword,
-        tests=tests,
-        hypothesis_profile=hypothesis_profile,
-        seed=seed if seed is not None else runner.new_seed(),
-        spec_profile=spec_profile,
-        expectations=expectations,
-        write_expectations=write_expectations,
-        timeout=timeout,
-        handshake_timeout=handshake_timeout,
-        max_examples=max_examples,
-        validate=validate,
-        exitfirst=exitfirst,
-        require=require,
-        allow_empty=allow_empty,
-        extra=runplan.extra_args(earlier, last_failed is not None, workers),
-    )
-    if collect_only:
-        _list_selection(options, fmt, out, err)
+    options = _prepared(request)
+    if request.collect_only:
+        finish.list_selection(options, request.fmt)
         return
+    out, err = _consoles()
+    report_dir, record_name = _where(request, err)
     with tempfile.TemporaryDirectory(prefix="dsh-record-") as tmp:
         if report_dir is not None:
             report_dir.mkdir(parents=True, exist_ok=True)
-        record_path = (report_dir or Path(tmp)) / "record.jsonl"
-        err.print(f"[dim]dsh-conformance: {adapter} (seed {options.seed})[/dim]", markup=True)
+        record_path = (report_dir or Path(tmp)) / record_name
+        err.print(
+            f"[dim]dsh-conformance: {options.adapter} (seed {options.seed})[/dim]", markup=True
+        )
         log = report_dir / "pytest.log" if report_dir is not None else None
-        progress = Progress(err, verbose=verbose)
-        plugins: list[Any] = [progress] + ([WorkerTotal(progress)] if workers else [])
-        plugins.append(RunNotice())  # an older protocol's missed tests, at the top (D-292)
-        status = runner.run(options, record_path, plugins=plugins, log=log)
-        _finish_run(status, record_path, report_dir, fmt, out, err, fail_on)
+        status = _run(options, record_path, log, err, request.verbose)
+        resume = resume_command(request, record_path) if report_dir is not None else ""
+        finish.finish_run(
+            status,
+            record_path,
+            report_dir,
+            request.fmt,
+            out,
+            err,
+            request.fail_on,
+            resume,
+            all_rows=request.all_rows or request.verbose,
+        )
 
 
-def _list_selection(options: Any, fmt: str, out: Any, err: Any) -> None:
-    """``--collect-only``: the tests the selection would run, one per line (stdout)."""
+def _where(request: RunRequest, err: Any) -> tuple[Path | None, str]:
+    """Where the reports go, and the record's file name there: ``--report-dir``; for
+    ``--resume`` the resumed record's own folder and name (the run finishes it, D-481);
+    else the default folder, when it can be written (a read-only folder still runs, D-483)."""
+    from dsh_conformance import runplan
+    from dsh_conformance.cli import outputs
+
+    if request.report_dir is not None:
+        return request.report_dir, "record.jsonl"
+    if request.options.resume is not None:
+        resumed = Path(request.options.resume)
+        runplan.check_writable_dir(resumed.parent, "--resume")
+        return resumed.parent, resumed.name
+    default = outputs.default_dir()
+    try:
+        runplan.check_writable_dir(default, "the report folder")
+    except HarnessError as exc:
+        err.print(f"dsh-conformance: no reports: {exc.message} (choose one with --report-dir)")
+        return None, "record.jsonl"
+    return default, "record.jsonl"
+
+
+def resume_command(request: RunRequest, record: Path) -> str:
+    """The command that finishes this run from *record*: ``--resume`` brings the
+    adapter, seed, profiles, filters, gate and manifest from the header; the rest of
+    what was given comes along."""
+    import shlex
+
+    options = request.options
+    argv = ["dsh-conformance", "run", "--resume", str(record)]
+    for flag, value in (
+        ("--timeout", options.timeout),
+        ("--handshake-timeout", options.handshake_timeout),
+        ("--workers", options.workers),
+        ("--write-expectations", options.write_expectations),
+    ):
+        if value is not None:
+            argv += [flag, f"{value:g}" if isinstance(value, float) else str(value)]
+    for flag, on in (
+        ("--validate", options.validate),
+        ("--exitfirst", options.exitfirst),
+        ("--no-expectations", request.no_expectations),
+        ("--verbose", request.verbose),
+    ):
+        argv += [flag] if on else []
+    if request.report_dir is not None and request.report_dir != record.parent:
+        argv += ["--report-dir", str(request.report_dir)]
+    if request.fail_on != "seed":
+        argv += ["--fail-on", request.fail_on]
+    if request.fmt != "table":
+        argv += ["--format", request.fmt]
+    return shlex.join(argv)
+
+
+def _prepared(request: RunRequest) -> RunOptions:
+    """The run's options, checked before any collection and completed: from the earlier
+    record (``--resume``/``--last-failed``), the built-in manifest, a fresh seed."""
+    from dsh_conformance import runner, runplan
+    from dsh_conformance.adapters.expectations import builtin_manifest
+
+    options = request.options
+    if options.resume is not None and options.last_failed is not None:
+        _fail("usage", "--resume and --last-failed exclude each other", status=EX_USAGE)
+    earlier = options.resume or options.last_failed
+    if earlier is not None:
+        rerun = options.last_failed is not None
+        plan = runplan.from_record(Path(earlier), rerun_failed=rerun)
+        options = plan.apply(options, request.given, manifest=not request.no_expectations)
+        copy = str(runplan.private_copy(Path(earlier)))  # the new record may overwrite it
+        if rerun:
+            options = attrs.evolve(options, last_failed=copy)
+        else:
+            options = attrs.evolve(options, resume=copy)
+    runplan.check_selection(
+        options.adapter, options.requirements, options.capabilities, options.require
+    )
+    runplan.check_keyword(options.keyword)
+    if request.report_dir is not None:
+        runplan.check_writable_dir(request.report_dir, "--report-dir")
+    if options.write_expectations is not None:
+        runplan.check_writable_file(Path(options.write_expectations), "--write-expectations")
+    if options.expectations is None and not request.no_expectations:
+        builtin = builtin_manifest(options.adapter)
+        options = attrs.evolve(options, expectations=str(builtin) if builtin else None)
+    _check_manifest(options.expectations)
+    runplan.check_workers(options.workers)
+    if options.seed is None:
+        options = attrs.evolve(options, seed=runner.new_seed())
+    return options
+
+
+def _check_manifest(path: str | None) -> None:
+    if path:
+        from dsh_conformance.adapters.expectations import load_manifest
+        from dsh_conformance.spec import load_catalog
+
+        load_manifest(path, known_requirements=load_catalog().requirements)
+
+
+def _run(options: RunOptions, record: Path, log: Path | None, err: Any, verbose: bool) -> int:
+    """The suite under pytest with the CLI's own plugins: progress on stderr, and an
+    older protocol's missed tests at the top (D-292)."""
     from dsh_conformance import runner
+    from dsh_conformance.cli.progress import Progress, WorkerTotal
+    from dsh_conformance.protocol_versions import RunNotice
 
-    tests = runner.selected(options)
-    if fmt == "json":
-        from dsh_conformance.reporting.escape import json_text
-
-        rows = [{"id": t.nodeid, "requirements": list(t.requirements)} for t in tests]
-        click.echo(json_text(rows))
-    else:
-        from dsh_conformance.reporting.escape import for_terminal
-
-        for test in tests:
-            click.echo(f"{for_terminal(test.nodeid)}\t{' '.join(test.requirements)}")
-    err.print(f"{len(tests)} tests would run", markup=False, highlight=False)
-    if not tests:
-        sys.exit(5)
-
-
-def _finish_run(
-    status: int,
-    record_path: Path,
-    report_dir: Path | None,
-    fmt: str,
-    out: Any,
-    err: Any,
-    fail_on: str = "seed",
-) -> None:
-    from dsh_conformance import signals
-    from dsh_conformance.record import load_record, settle_exit_status
-    from dsh_conformance.reporting.summary import run_exit_status, run_problems
-
-    received = signals.received()
-    if received is not None and not record_path.exists():
-        _fail(
-            "interrupted",
-            f"the run was interrupted by {received} before any test ran",
-            status=EX_INTERRUPTED,
-        )
-    if received is None and (status in (EX_SOFTWARE, EX_CONFIG) or not record_path.exists()):
-        reason = ""
-        if record_path.exists():
-            footer = load_record(record_path).footer or {}
-            reason = str(footer.get("reason", ""))
-            settle_exit_status(record_path, EX_CONFIG if status == EX_CONFIG else EX_SOFTWARE)
-            if report_dir is not None:  # a CI publisher shows red and says why, not "no results"
-                for path in _write_reports(record_path, report_dir):
-                    err.print(f"[dim]wrote {path}[/dim]")
-        if status == EX_CONFIG:
-            what, _, hint = reason.removeprefix("[DSH_INVALID_ARGUMENT] ").partition(" (hint: ")
-            _fail("DSH_INVALID_ARGUMENT", what, hint.removesuffix(")"))
-        if status == 5:
-            _fail(
-                "nothing-selected",
-                "no test matched the selection",
-                "check -k / --requirement / --capability / --spec-profile",
-                5,
-            )
-        _fail(
-            "adapter-unavailable",
-            f"the implementation could not be started or handshaken: {reason}",
-            "try `dsh-conformance smoke --adapter …` to diagnose the adapter",
-            EX_SOFTWARE,
-        )
-    if received is None and status == 4:  # pytest's usage error: an option it rejected
-        _fail("usage", "pytest rejected the selection (see the message above)", status=EX_USAGE)
-    if received is None and status in (2, 3):
-        if report_dir is not None:  # what ran, and that the run stopped: the footer says why
-            settle_exit_status(record_path, EX_SOFTWARE if status == 3 else 2)
-            for path in _write_reports(record_path, report_dir):
-                err.print(f"[dim]wrote {path}[/dim]")
-        _fail(
-            "run-aborted",
-            f"pytest stopped with status {status} (see messages above)",
-            status=EX_SOFTWARE if status == 3 else 2,
-        )
-    record = load_record(record_path)
-    code = run_exit_status(record, fail_on)
-    if received is not None and code in (0, EX_FAILURES):
-        code = EX_INTERRUPTED  # a signal after the last test: still not a clean run
-    settle_exit_status(record_path, code, fail_on)  # the footer says what the command exits with
-    record = load_record(record_path)
-    _print_record(record, fmt, out)
-    if report_dir is not None:
-        for path in _write_reports(record_path, report_dir):
-            err.print(f"[dim]wrote {path}[/dim]")
-        err.print(f"[dim]wrote {record_path}[/dim]")
-    for problem in run_problems(record):
-        hint = problem.hint
-        if problem.exit_status in (EX_INTERRUPTED, EX_INCOMPLETE) and report_dir is not None:
-            hint = f"continue with: dsh-conformance run --resume {record_path}"
-        _print_error(problem.code, problem.message, hint)
-    if received is not None and not run_problems(record):
-        _print_error("interrupted", f"the run was interrupted by {received}")
-    if code:
-        sys.exit(code)
+    progress = Progress(err, verbose=verbose)
+    plugins: list[Any] = [progress] + ([WorkerTotal(progress)] if options.workers else [])
+    plugins.append(RunNotice())
+    return runner.run(options, record, plugins=plugins, log=log)

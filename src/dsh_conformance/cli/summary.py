@@ -11,11 +11,11 @@ from dsh_conformance.cli._common import (
     FORMATS,
     _consoles,
     _print_error,
-    _print_record,
     _require_complete,
     fail_on_option,
     handles_errors,
 )
+from dsh_conformance.cli.finish import print_record
 from dsh_conformance.errors import EX_FAILURES
 
 
@@ -29,11 +29,12 @@ def summary(record: str, fmt: str, allow_incomplete: bool, fail_on: str) -> None
     """Summarise a run record (a file, or - for stdin); exit 1 if a --fail-on verdict
     failed, 3 if the run did not complete."""
     from dsh_conformance.record import load_record
-    from dsh_conformance.reporting.summary import run_failed, run_problems
+    from dsh_conformance.reporting.exitstatus import run_failed
+    from dsh_conformance.reporting.problems import run_problems
 
     out, _ = _consoles()
     loaded = load_record(record)
-    _print_record(loaded, fmt, out)
+    print_record(loaded, fmt, out)
     judged = _require_complete([loaded], allow_incomplete)
     problems = run_problems(judged[0], incomplete_ok=allow_incomplete)
     for problem in problems:

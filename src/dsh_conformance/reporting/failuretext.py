@@ -13,7 +13,7 @@ from typing import Any
 
 from dsh_conformance.failure import clean
 from dsh_conformance.record import RunRecord, TestResult
-from dsh_conformance.reporting.summary import replay_test_command
+from dsh_conformance.reporting.replay import replay_test_command
 
 
 def checks(test: TestResult) -> Sequence[Mapping[str, Any]]:

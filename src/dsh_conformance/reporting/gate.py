@@ -1,6 +1,6 @@
 """The regression gate (D-211): a run against its manifest's known state.
 
-Beside the conformance verdicts (reporting.summary), never mixed with them: expected
+Beside the conformance verdicts (reporting.verdict), never mixed with them: expected
 failures pass the gate and still fail conformance (D-210).
 """
 
@@ -8,11 +8,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Final
 
 from attrs import frozen
 
 from dsh_conformance.outcomes import BROKE, GATES, MISBEHAVED, Outcome
 from dsh_conformance.record import RunRecord, TestResult
+from dsh_conformance.reporting.gateitems import GateItem, item_of_problem, item_of_test
+from dsh_conformance.reporting.problems import PROBLEM_WORDS, run_problems
+
+#: How the reports show a property whose expected failure no example met (D-422).
+NOT_REPRODUCED: Final = "pass (expected failure not reproduced)"
+
+
+def expected_as(test: TestResult) -> str:
+    """What an expected result was, as every report lists it: the raw outcome behind an
+    ``xfail``, ``unsupported``, or a pass that did not reproduce the failure (D-422)."""
+    return NOT_REPRODUCED if test.not_reproduced else test.detail or str(test.outcome)
 
 
 def _selection(gate: str) -> tuple[set[str], set[str]]:
@@ -54,6 +66,9 @@ class Gate:
     #: Run problems (aborted, interrupted, nothing tested, …): the gate fails on them
     #: whatever the tests say, as the exit status does (D-175): a green cannot lie.
     blocked: tuple[str, ...] = ()
+    #: Property tests whose expected failure no example of this run met (D-422): they
+    #: passed; listed, never failing the gate.
+    not_reproduced: tuple[TestResult, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -64,10 +79,29 @@ class Gate:
         return len(self.unexpected) + len(self.problems)
 
     @property
+    def items(self) -> tuple[GateItem, ...]:
+        """What fails the gate, one item each, as every report lists it first (D-461)."""
+        return tuple(item_of_test(t) for t in self.unexpected) + tuple(
+            item_of_problem(p) for p in self.problems
+        )
+
+    @property
+    def listed(self) -> tuple[TestResult, ...]:
+        """Every result the manifest expects, as the reports' expected section lists them:
+        expected failures and unsupported tests, then the failures not reproduced."""
+        return self.expected + self.not_reproduced
+
+    @property
+    def expected_counts(self) -> str:
+        """``3 failures, 1 unsupported tests[, 1 expected failures not reproduced]``."""
+        failures = sum(t.outcome is Outcome.XFAIL for t in self.expected)
+        text = f"{failures} failures, {len(self.expected) - failures} unsupported tests"
+        missed = len(self.not_reproduced)
+        return text + (f", {missed} expected failures not reproduced" if missed else "")
+
+    @property
     def label(self) -> str:
         if self.blocked:
-            from dsh_conformance.reporting.summary import PROBLEM_WORDS
-
             why = ", ".join(PROBLEM_WORDS.get(code, code) for code in self.blocked)
             return f"FAIL ({why})"
         if self.manifest is None:
@@ -77,6 +111,8 @@ class Gate:
         skipped = len(self.expected) - failures
         expected = f"{failures} expected failures, " if failures else ""
         expected += f"{skipped} tests the manifest marks unsupported, " if skipped else ""
+        missed = len(self.not_reproduced)
+        expected += f"{missed} expected failures not reproduced, " if missed else ""
         if self.passed:
             return f"within expectations ({expected}manifest {Path(self.manifest).name})"
         plural = "result" if self.count == 1 else "results"
@@ -88,19 +124,22 @@ class Gate:
             "manifest": self.manifest,
             "passed": self.passed,
             "label": self.label,
-            "unexpected": [
-                {"nodeid": t.nodeid, "outcome": str(t.outcome), "blame": list(t.blame)}
-                for t in self.unexpected
-            ],
+            "unexpected": [item.to_json() for item in self.items],
             "expected": [
                 {
                     "nodeid": t.nodeid,
                     "outcome": str(t.outcome),
                     "detail": t.detail,
+                    "requirements": list(t.requirements),
+                    "blame": list(t.blame),
                     "expectation": t.expectation,
                     "reason": t.expectation_reason,
                 }
                 for t in self.expected
+            ],
+            "not_reproduced": [
+                {"nodeid": t.nodeid, "expectation": t.expectation, "reason": t.expectation_reason}
+                for t in self.not_reproduced
             ],
             "problems": [dict(p) for p in self.problems],
             "blocked": list(self.blocked),
@@ -110,8 +149,6 @@ class Gate:
 def gate_of(record: RunRecord, fail_on: str | None = None, *, incomplete_ok: bool = False) -> Gate:
     """The gate of *record* under *fail_on* (default: what the run was gated on), failed
     by the run's problems as its exit status is."""
-    from dsh_conformance.reporting.summary import run_problems
-
     fail_on = fail_on or fail_on_of(record)
     gated = gated_ids(fail_on)
     unexpected = tuple(t for t in record.tests if _unexpected(t, gated))
@@ -125,8 +162,15 @@ def gate_of(record: RunRecord, fail_on: str | None = None, *, incomplete_ok: boo
     )
     manifest = record.header.get("expectations")
     blocked = tuple(p.code for p in run_problems(record, incomplete_ok=incomplete_ok))
+    missed = tuple(t for t in record.tests if t.not_reproduced)
     return Gate(
-        fail_on, str(manifest) if manifest else None, unexpected, expected, problems, blocked
+        fail_on,
+        str(manifest) if manifest else None,
+        unexpected,
+        expected,
+        problems,
+        blocked,
+        missed,
     )
 
 
@@ -136,6 +180,10 @@ def _unexpected(test: TestResult, gated: set[str]) -> bool:
     if test.outcome not in MISBEHAVED:
         return False
     blamed = set(test.blame or test.requirements)
+    if test.expectation_blames:  # only what the entry does not name is unexpected (D-421)
+        blamed -= set(test.expectation_blames)
+        if not blamed:
+            return False
     return bool(blamed & gated) or not blamed & known_ids()
 
 

@@ -10,21 +10,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from dsh_conformance.outcomes import FAILING
+from dsh_conformance.outcomes import MISBEHAVED
 from dsh_conformance.record import RunRecord, TestResult
 from dsh_conformance.reporting import failuretext
-from dsh_conformance.reporting.escape import for_html
-from dsh_conformance.reporting.judgement import judge
-from dsh_conformance.reporting.summary import (
+from dsh_conformance.reporting.escape import for_html, html_with_code
+from dsh_conformance.reporting.gate import expected_as
+from dsh_conformance.reporting.gateitems import GateItem
+from dsh_conformance.reporting.judgement import Judgement, judge
+from dsh_conformance.reporting.replay import replay_test_command
+from dsh_conformance.reporting.reviews import review_state
+from dsh_conformance.reporting.rows import (
     STATUS_ORDER,
     RequirementRow,
     compliance,
-    gate_ordered,
-    replay_test_command,
-    requirement_rows,
-    review_items,
-    review_state,
-    run_problems,
 )
 
 _STYLE: Final = """
@@ -69,15 +67,38 @@ def _cell(row: RequirementRow | None) -> str:
         + "</li>"
         for t in row.tests
     )
-    details = f"<details><summary>{len(row.tests)} tests</summary><ul>{tests}</ul></details>"
+    more = f", {row.not_judging} judged nothing" if row.not_judging else ""
+    summary = f"{row.tally} tests pass{more}"  # the one count every report shows (D-462)
+    details = f"<details><summary>{summary}</summary><ul>{tests}</ul></details>"
     return f'<td class="{cls}">{for_html(row.status)}{details if row.tests else ""}</td>'
 
 
-def _failure(record: RunRecord, why: str, test: TestResult) -> str:
+def _item(record: RunRecord, item: GateItem) -> str:
+    """One result that fails the gate (D-461): kind, test, requirement ids, reason; then
+    the failure as ``_failure`` shows it."""
+    about = f", {for_html(item.about)}" if item.about else ""
+    head = (
+        f'<li class="failure gate-item"><b class="bad">{for_html(item.kind)}</b> '
+        f"<code>{for_html(item.subject)}</code> {for_html(item.outcome)}{about}"
+        f'<p class="reason">{for_html(item.reason)}</p>'
+        + (
+            f"<p>manifest entry <code>{for_html(item.expectation)}</code>: "
+            f"{for_html(item.expectation_reason)}</p>"
+            if item.expectation_reason
+            else ""
+        )
+    )
+    if item.test is None:
+        return head + "</li>"
+    return _failure(record, "", item.test, head)
+
+
+def _failure(record: RunRecord, why: str, test: TestResult, head: str = "") -> str:
     """One failure as a host author reads it (D-310): each failed check's requirement and
     note sentence, input, expected and actual as JSON, the replay; the traceback folded."""
     parts = [
-        f'<li class="failure"><code>{for_html(test.nodeid)}</code> '
+        head
+        or f'<li class="failure"><code>{for_html(test.nodeid)}</code> '
         f"{for_html(str(test.outcome))} ({for_html(why)}), blames "
         f"<b>{for_html(', '.join(test.blame or test.requirements))}</b>"
     ]
@@ -113,78 +134,97 @@ def _failure(record: RunRecord, why: str, test: TestResult) -> str:
     return "".join(parts) + "</li>"
 
 
-def _overview(records: Sequence[RunRecord]) -> str:
-    """What a reader needs first: totals, both verdicts and the failures of each run."""
-    parts = []
-    for record in records:
-        judgement = judge(record)
-        share = compliance(record)
-        totals = ", ".join(f"{n} {o}" for o, n in sorted(record.totals().items()))
-        cells = "".join(
-            f'<tr><td>{for_html(v.title)}</td><td class="{"ok" if v.passed else "bad"}">'
-            f"{for_html(v.headline)}</td><td>{v.total} requirements"
-            + (
-                f"; failing: {for_html(', '.join(v.failing + v.warnings))}"
-                if v.failing or v.warnings
-                else ""
-            )
-            + (
-                f"; not judged (adapter unreliable): {for_html(', '.join(v.unreliable))}"
-                if v.unreliable
-                else ""
-            )
-            + "</td></tr>"
-            for v in judgement.verdicts
+def _verdict_rows(judgement: Judgement, anchor: str) -> str:
+    cells = "".join(
+        f'<tr><td>{for_html(v.title)}</td><td class="{"ok" if v.passed else "bad"}">'
+        f"{for_html(v.headline)}</td><td>{v.total} requirements"
+        + (
+            f"; failing: {for_html(', '.join(v.failing + v.warnings))}"
+            if v.failing or v.warnings
+            else ""
         )
-        gate = judgement.gate
-        cells += (
-            f'<tr><td>gate</td><td class="{"ok" if gate.passed else "bad"}">'
-            f"{for_html(gate.label)}</td><td>{len(gate.expected)} expected, "
-            f"{gate.count} unexpected</td></tr>"
+        + (
+            f"; not judged (adapter unreliable): {for_html(', '.join(v.unreliable))}"
+            if v.unreliable
+            else ""
         )
-        expected = "".join(
-            f"<li><code>{for_html(t.nodeid)}</code> {for_html(t.detail or str(t.outcome))}, "
-            f"blames <b>{for_html(', '.join(t.blame or t.requirements))}</b>: "
-            f"{for_html(t.expectation_reason or t.expectation)}</li>"
-            for t in gate.expected[:200]
-        )
-        notices = "".join(f"<p><b>{for_html(n)}</b></p>" for n in judgement.notices)
-        failing = [t for t in record.tests if t.outcome in FAILING]
-        items = "".join(_failure(record, why, t) for why, t in gate_ordered(record, failing)[:100])
-        banners = "".join(
-            f'<p class="banner"><b>NOT A PASS ({for_html(p.code)})</b>: {for_html(p.message)}'
-            + (f"<br><small>{for_html(p.hint)}</small>" if p.hint else "")
-            + "</p>"
-            for p in run_problems(record)
-        )
-        parts.append(
-            f"<h2>{for_html(record.adapter_label)}</h2>{banners}"
-            f"<p>{for_html(totals or 'no tests ran')}"
-            + (f" — {share:.1%} of applicable tests pass" if share is not None else "")
-            + (" — <b>TRUNCATED</b>" if record.truncated else "")
-            + f'</p><table class="verdicts">{cells}</table>'
-            + (
-                f"<h3>Failures ({len(failing)}, those that fail the gate first)</h3>"
-                f"<ol>{items}</ol>"
-                if failing
-                else "<p>No unexpected failures.</p>"
-            )
-            + (
-                f"<h3>Expected by the manifest ({len(gate.expected)}: they pass the gate; a "
-                "failure still counts against conformance, an unsupported test is not judged)"
-                f"</h3><ul>{expected}</ul>"
-                if gate.expected
-                else ""
-            )
-            + notices
-            + _reviews(record)
-        )
-    return "".join(parts)
+        + "</td></tr>"
+        for v in judgement.verdicts
+    )
+    gate = judgement.gate
+    expected = (
+        f'<a href="#{anchor}">{len(gate.listed)} expected</a>' if gate.listed else "0 expected"
+    )
+    return cells + (
+        f'<tr><td>gate</td><td class="{"ok" if gate.passed else "bad"}">'
+        f"{for_html(gate.label)}</td><td>{gate.count} unexpected, {expected}</td></tr>"
+    )
 
 
-def _reviews(record: RunRecord) -> str:
+def _overview(judgement: Judgement, anchor: str) -> str:
+    """What a reader needs first: what keeps the run from passing, both verdicts and the
+    gate, the coverage lost, then what fails the gate and the other failures."""
+    record = judgement.record
+    share = compliance(record)
+    totals = ", ".join(f"{n} {o}" for o, n in sorted(record.totals().items()))
+    notices = "".join(f"<p><b>{html_with_code(n)}</b></p>" for n in judgement.notices)
+    items = judgement.gate_items
+    gating = {t.nodeid for t in judgement.gate.unexpected}
+    misbehaved = [t for t in record.tests if t.outcome in MISBEHAVED and t.nodeid not in gating]
+    others = judgement.ordered(misbehaved)
+    banners = "".join(
+        f'<p class="banner"><b>NOT A PASS ({for_html(p.code)})</b>: {for_html(p.message)}'
+        + (f"<br><small>{html_with_code(p.hint)}</small>" if p.hint else "")
+        + "</p>"
+        for p in judgement.problems
+    )
+    return (
+        f"<h2>{for_html(record.adapter_label)}</h2>{banners}"
+        f'<table class="verdicts">{_verdict_rows(judgement, anchor)}</table>{notices}'
+        + (
+            f"<h3>Fails the gate ({len(items)})</h3><ol>"
+            + "".join(_item(record, item) for item in items[:100])
+            + "</ol>"
+            if items
+            else "<p>Nothing fails the gate.</p>"
+        )
+        + (
+            f"<h3>Other failures ({len(others)}: no manifest entry expects them; "
+            f"<code>--fail-on {for_html(judgement.gate.fail_on)}</code> does not count them)"
+            "</h3><ol>" + "".join(_failure(record, why, t) for why, t in others[:100]) + "</ol>"
+            if others
+            else ""
+        )
+        + f"<p>{for_html(totals or 'no tests ran')}"
+        + (f" — {share:.1%} of applicable tests pass" if share is not None else "")
+        + (" — <b>TRUNCATED</b>" if record.truncated else "")
+        + "</p>"
+        + _reviews(judgement)
+    )
+
+
+def _expected(judgement: Judgement, anchor: str) -> str:
+    """The results the manifest expects, each beside its reason: last (D-461)."""
+    gate = judgement.gate
+    if not gate.listed:
+        return ""
+    rows = "".join(
+        f"<li><code>{for_html(t.nodeid)}</code> {for_html(expected_as(t))}, "
+        f"blames <b>{for_html(', '.join(t.blame or t.requirements))}</b>: "
+        f"{for_html(t.expectation_reason or t.expectation)}</li>"
+        for t in gate.listed[:200]
+    )
+    return (
+        f'<h3 id="{anchor}">Expected by the manifest: '
+        f"{for_html(judgement.record.adapter_label)} ({len(gate.listed)}: they pass the "
+        "gate; a failure still counts against conformance, an unsupported test is not "
+        f"judged)</h3><ul>{rows}</ul>"
+    )
+
+
+def _reviews(judgement: Judgement) -> str:
     """D-199: each text beside the note's sentence, missing reviews first; never a failure."""
-    items = sorted(review_items(record), key=lambda i: (i.review is not None, i.requirement))
+    items = sorted(judgement.reviews, key=lambda i: (i.review is not None, i.requirement))
     if not items:
         return ""
     missing = sum(1 for i in items if i.review is None)
@@ -203,7 +243,11 @@ def _reviews(record: RunRecord) -> str:
 
 
 def render(records: Sequence[RunRecord], title: str = "dsh-conformance") -> str:
-    per_run = [{r.id: r for r in requirement_rows(record)} for record in records]
+    judgements = [judge(record) for record in records]
+    anchors = ["expected" if i == 0 else f"expected-{i + 1}" for i in range(len(records))]
+    overview = "".join(_overview(j, a) for j, a in zip(judgements, anchors, strict=True))
+    expected = "".join(_expected(j, a) for j, a in zip(judgements, anchors, strict=True))
+    per_run = [{r.id: r for r in judgement.rows} for judgement in judgements]
     ids: list[str] = []
     for run_rows in per_run:
         ids += [i for i in run_rows if i not in ids]
@@ -236,10 +280,10 @@ def render(records: Sequence[RunRecord], title: str = "dsh-conformance") -> str:
 <html lang="en"><head><meta charset="utf-8"><title>{for_html(title)}</title>
 <meta http-equiv="Content-Security-Policy" content="{_CSP}">
 <style>{_STYLE}</style></head><body>
-<h1>{for_html(title)}</h1>{_overview(records)}<h2>Requirements</h2><ul>{runs}</ul>
+<h1>{for_html(title)}</h1>{overview}<h2>Requirements</h2><ul>{runs}</ul>
 <div class="controls"><input id="q" placeholder="filter: id, title, test…" oninput="applyFilter()">
 <select id="s" onchange="applyFilter()"><option value="">any status</option>{options}</select></div>
 <table id="requirements"><thead><tr><th>requirement</th>{heads}</tr></thead>
-<tbody>{"".join(body)}</tbody></table>
+<tbody>{"".join(body)}</tbody></table>{expected}
 <script>{_SCRIPT}</script></body></html>
 """

@@ -1,4 +1,5 @@
-"""A single JSON document for dashboards: header, totals, requirements, tests."""
+"""A single JSON document for dashboards: run problems, verdicts and the gate first, then
+header, totals, requirements, tests."""
 
 from __future__ import annotations
 
@@ -7,23 +8,23 @@ from typing import Any
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting.escape import json_text
 from dsh_conformance.reporting.judgement import judge
-from dsh_conformance.reporting.summary import compliance, review_items
+from dsh_conformance.reporting.rows import compliance
 
 
 def build(record: RunRecord) -> dict[str, Any]:
     judgement = judge(record)
     rows = judgement.rows
     problems = judgement.problems
-    return {
+    return {  # what fails the run and the gate first (D-461), then what ran
         "problems": [p.to_json() for p in problems],
         "ending": record.ending,
         "complete": record.ending == "complete",
-        "header": dict(record.header),
-        "implementation": record.adapter_label,
-        "components": record.components,
         "verdicts": {v.name: v.to_json() for v in judgement.verdicts},
         "gate": judgement.gate.to_json(),
         "notices": list(judgement.notices),
+        "implementation": record.adapter_label,
+        "components": record.components,
+        "header": dict(record.header),
         "suite_problems": record.suite_problems,
         "truncated": record.truncated,
         "totals": {str(k): v for k, v in sorted(record.totals().items())},
@@ -37,12 +38,14 @@ def build(record: RunRecord) -> dict[str, Any]:
                 "title": row.title,
                 "status": row.status,
                 "counts": {str(k): v for k, v in sorted(row.counts.items())},
+                "tests_passing": len(row.passing),
+                "tests_failing": len(row.failing),
                 "tests": [t.nodeid for t in row.tests],
             }
             for row in rows
         ],
         "tests": [t.to_json() for t in record.tests],
-        "reviews": [item.to_json() for item in review_items(record)],
+        "reviews": [item.to_json() for item in judgement.reviews],
     }
 
 

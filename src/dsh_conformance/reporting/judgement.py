@@ -4,20 +4,21 @@ renders it."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from attrs import frozen
 
 from dsh_conformance.outcomes import Outcome
 from dsh_conformance.record import RunRecord, TestResult
+from dsh_conformance.reporting.exitstatus import run_exit_status
 from dsh_conformance.reporting.gate import Gate, fail_on_of, gate_of
-from dsh_conformance.reporting.summary import (
-    RequirementRow,
-    RunProblem,
-    Verdict,
-    requirement_rows,
-    run_exit_status,
-    run_problems,
-    verdicts,
-)
+from dsh_conformance.reporting.gateitems import GateItem
+from dsh_conformance.reporting.problems import RunProblem, run_problems
+from dsh_conformance.reporting.ranking import gate_ordered
+from dsh_conformance.reporting.reviews import ReviewItem, review_items
+from dsh_conformance.reporting.rows import RequirementRow, requirement_rows
+from dsh_conformance.reporting.verdict import Verdict, verdicts
+from dsh_conformance.unjudged import notices as unreadable_notices
 
 
 @frozen
@@ -33,10 +34,25 @@ class Judgement:
     problems: tuple[RunProblem, ...]
     notices: tuple[str, ...]
     exit_status: int
+    #: Texts a person reviews (D-199), in run order.
+    reviews: tuple[ReviewItem, ...] = ()
 
     @property
     def verdicts(self) -> tuple[Verdict, Verdict]:
         return self.seed, self.profile
+
+    def ordered(self, tests: Sequence[TestResult]) -> list[tuple[str, TestResult]]:
+        """*tests* in gate order (D-179), each with its rank's word."""
+        return gate_ordered(self.seed, self.profile, tests)
+
+    @property
+    def gate_items(self) -> tuple[GateItem, ...]:
+        """What fails the gate, in gate order (D-179: a broken adapter first, then seed
+        MUSTs, ...), manifest problems last: what every report lists first (D-461)."""
+        ranked = {t.nodeid: i for i, (_, t) in enumerate(self.ordered(self.gate.unexpected))}
+        return tuple(
+            sorted(self.gate.items, key=lambda item: ranked.get(item.subject, len(ranked)))
+        )
 
     @property
     def gate_line(self) -> str:
@@ -65,8 +81,9 @@ def judge(
         profile=profile,
         gate=gate_of(record, fail_on, incomplete_ok=incomplete_ok),
         problems=run_problems(record, incomplete_ok=incomplete_ok),
-        notices=tuple(coverage_notices(record)),
+        notices=(*coverage_notices(record), *unreadable_notices(record.tests)),
         exit_status=run_exit_status(record, fail_on, incomplete_ok=incomplete_ok),
+        reviews=tuple(review_items(record)),
     )
 
 

@@ -1,15 +1,36 @@
-"""JUnit XML: one testcase per conformance test, requirement ids as properties."""
+"""JUnit XML: the gate as test cases, the seed verdict as a ``conformance`` suite.
+
+The first suite has one testcase per conformance test (requirement ids as properties),
+the results that fail the gate first (D-461): a failure no manifest expects is a
+``<failure>``, a crash, timeout or unreadable result an ``<error>``, an unexpected pass a
+``<failure>``, a failure the manifest expects ``<skipped>`` with its reason; a run problem
+is an ``<error>`` testcase before them all (D-175).  The second suite, ``conformance``, has
+one testcase per seed MUST (D-463): a ``<failure>`` when the requirement fails (expected by
+a manifest or not: conformance never reads it, D-210), ``<skipped>`` when nothing judged
+it, passing otherwise.  So a JUnit publisher shows the gate and the seed verdict both.
+"""
 
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from typing import Final
 
 from dsh_conformance.outcomes import Outcome
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting import failuretext
 from dsh_conformance.reporting.escape import for_xml
-from dsh_conformance.reporting.judgement import judge
-from dsh_conformance.reporting.summary import review_items, review_state, run_problems
+from dsh_conformance.reporting.gate import NOT_REPRODUCED
+from dsh_conformance.reporting.judgement import Judgement, judge
+from dsh_conformance.reporting.reviews import review_state
+from dsh_conformance.reporting.rows import (
+    FAILED_STATUSES,
+    INCONCLUSIVE,
+    NOT_APPLICABLE,
+    UNRELIABLE,
+    UNSUPPORTED,
+    UNTESTED,
+    XFAIL,
+)
 
 _FAILURE = {Outcome.FAIL: "failure", Outcome.XPASS: "failure"}
 _ERROR = {Outcome.ERROR, Outcome.CRASH, Outcome.TIMEOUT, Outcome.PROTOCOL}
@@ -26,7 +47,8 @@ def render(record: RunRecord) -> str:
         skipped=str(sum(totals[o] for o in (Outcome.SKIPPED, Outcome.UNSUPPORTED, Outcome.XFAIL))),
         time=f"{sum(t.duration for t in record.tests):.3f}",
     )
-    problems = run_problems(record)
+    judgement = judge(record)
+    problems = judgement.problems
     if problems:  # first, as an error CI tools show: the run itself did not pass (D-175)
         suite.set("tests", str(len(record.tests) + 1))
         suite.set("errors", str(int(suite.get("errors", "0")) + 1))
@@ -38,7 +60,9 @@ def render(record: RunRecord) -> str:
             message=for_xml(f"NOT A PASS ({first.code}): {first.message}"),
             type=first.code,
         ).text = for_xml("\n".join(f"{p.code}: {p.message} ({p.hint})" for p in problems))
-    for test in record.tests:
+    gating = {t.nodeid for t in judgement.gate.unexpected}
+    ordered = [t for t in record.tests if t.nodeid in gating]
+    for test in ordered + [t for t in record.tests if t.nodeid not in gating]:
         file, _, name = test.nodeid.partition("::")
         case = ET.SubElement(
             suite,
@@ -53,6 +77,8 @@ def render(record: RunRecord) -> str:
         for req in test.blame:
             ET.SubElement(props, "property", name="blames", value=req)
         ET.SubElement(props, "property", name="outcome", value=str(test.outcome))
+        if test.not_reproduced:  # a pass its entry expected to fail (D-422)
+            ET.SubElement(props, "property", name="expected", value=NOT_REPRODUCED)
         message = for_xml(test.message)
         body = for_xml(test.longrepr or test.message)
         if test.outcome in _FAILURE or test.outcome in _ERROR:  # D-310: the failure first
@@ -70,7 +96,6 @@ def render(record: RunRecord) -> str:
     ET.SubElement(suite_props, "property", name="run.ending", value=for_xml(record.ending))
     for problem in problems:
         ET.SubElement(suite_props, "property", name="run.problem", value=for_xml(problem.code))
-    judgement = judge(record)
     for verdict in judgement.verdicts:
         ET.SubElement(suite_props, "property", name=f"verdict.{verdict.name}", value=verdict.label)
         ET.SubElement(
@@ -93,7 +118,7 @@ def render(record: RunRecord) -> str:
         ET.SubElement(
             suite_props, "property", name=f"component.{for_xml(name)}", value=for_xml(version)
         )
-    for item in review_items(record):  # D-199: listed, never a failure
+    for item in judgement.reviews:  # D-199: listed, never a failure
         ET.SubElement(
             suite_props,
             "property",
@@ -103,7 +128,55 @@ def render(record: RunRecord) -> str:
     suite.insert(0, suite_props)
     if record.truncated:
         ET.SubElement(suite, "system-err").text = "TRUNCATED: the run did not finish"
-    suites = ET.Element("testsuites")
+    suites = ET.Element("testsuites", name="dsh-conformance")
     suites.append(suite)
+    suites.append(conformance_suite(judgement))
     ET.indent(suites)
     return ET.tostring(suites, encoding="unicode", xml_declaration=True) + "\n"
+
+
+#: How a seed MUST's status shows in the ``conformance`` suite: failed, or skipped with a
+#: reason (every other status passes).
+_NOT_JUDGED: Final = {
+    UNSUPPORTED: "not judged: the implementation does not declare the capability",
+    UNRELIABLE: "not judged: the adapter broke in every test of it (a run problem)",
+    UNTESTED: "not judged: no test of this run judged it",
+    INCONCLUSIVE: "not judged: every test citing it stopped on another requirement first",
+    NOT_APPLICABLE: "not judged: no applicable test",
+}
+
+
+def conformance_suite(judgement: Judgement) -> ET.Element:
+    """One testcase per seed MUST (D-463): the seed verdict as a JUnit publisher shows it."""
+    musts = [r for r in judgement.rows if r.verdict == "seed" and r.level == "MUST"]
+    failed = [r for r in musts if r.status in FAILED_STATUSES]
+    skipped = [r for r in musts if r.status in _NOT_JUDGED]
+    suite = ET.Element(
+        "testsuite",
+        name="conformance",
+        tests=str(len(musts)),
+        failures=str(len(failed)),
+        errors="0",
+        skipped=str(len(skipped)),
+        time="0",
+    )
+    props = ET.SubElement(suite, "properties")
+    seed = judgement.seed
+    ET.SubElement(props, "property", name="verdict.seed", value=for_xml(seed.label))
+    ET.SubElement(props, "property", name="verdict.seed.headline", value=for_xml(seed.headline))
+    for row in musts:
+        case = ET.SubElement(
+            suite, "testcase", classname="conformance.seed", name=f"{row.id} {for_xml(row.title)}"
+        )
+        if row.status in FAILED_STATUSES:
+            expected = " (expected by the manifest: still a failure)" if row.status == XFAIL else ""
+            tests = "\n".join(f"{t.nodeid}: {failuretext.headline(t)}" for t in row.failing[:50])
+            ET.SubElement(
+                case,
+                "failure",
+                message=for_xml(f"{row.id} fails{expected}: {len(row.failing)} tests blame it"),
+                type=row.status,
+            ).text = for_xml(f"{row.quote}\n\n{tests}")
+        elif row.status in _NOT_JUDGED:
+            ET.SubElement(case, "skipped", message=_NOT_JUDGED[row.status])
+    return suite

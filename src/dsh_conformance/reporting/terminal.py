@@ -1,4 +1,12 @@
-"""The per-requirement table and failure list for a terminal (rich)."""
+"""The run for a terminal (rich): the headline first, then what fails the gate.
+
+Top to bottom (issue 43): what keeps the run from passing, both verdicts, the gate and
+the coverage the handshake lost; every result that fails the gate, each with its test,
+requirement ids, reason and replay; other failures; the requirements that are not
+passing or not judged by a test that ran (``all_rows``: every one, D-460); the results the
+manifest expects as a count pointing to ``report.md#expected`` (``all_rows``: each one);
+the totals and the replay.  Adapter text is plain ``Text``, never markup.
+"""
 
 from __future__ import annotations
 
@@ -8,18 +16,22 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from dsh_conformance.outcomes import APPLICABLE, Outcome
-from dsh_conformance.record import RunRecord
+from dsh_conformance.outcomes import MISBEHAVED, Outcome
+from dsh_conformance.record import RunRecord, TestResult
 from dsh_conformance.reporting import failuretext
 from dsh_conformance.reporting.escape import for_terminal
+from dsh_conformance.reporting.gate import expected_as
+from dsh_conformance.reporting.gateitems import MANIFEST_PROBLEM, GateItem
 from dsh_conformance.reporting.judgement import Judgement, judge
-from dsh_conformance.reporting.summary import (
+from dsh_conformance.reporting.replay import replay_command
+from dsh_conformance.reporting.rows import (
+    MAY_ONLY,
+    NOT_APPLICABLE,
+    PASS,
+    REVIEW,
+    UNSUPPORTED,
+    RequirementRow,
     compliance,
-    gate_ordered,
-    replay_command,
-    requirement_rows,
-    review_items,
-    run_problems,
 )
 
 STYLES: Final = {
@@ -38,34 +50,64 @@ STYLES: Final = {
 
 #: How a status reads where it could mislead: an expected failure is a failure (D-210).
 SHOWN: Final = {"xfail": "fail (expected)"}
+#: Rows the short table leaves out (D-460): passing, or not judged because the handshake
+#: does not declare a capability (the coverage-lost line counts those), or that cannot
+#: fail a verdict.
+QUIET: Final = frozenset({PASS, REVIEW, UNSUPPORTED, NOT_APPLICABLE, MAY_ONLY})
+#: Failure blocks shown in full, gate items first.
+FAILURE_LIMIT: Final = 30
 
 
 def _text(value: str, style: str = "") -> Text:
     return Text(for_terminal(value), style=style)
 
 
-def requirement_table(record: RunRecord, title_width: int | None = 60) -> Table:
+def shown_rows(judgement: Judgement, all_rows: bool = False) -> list[RequirementRow]:
+    """The requirements the table lists: not passing or not judged by a test that ran,
+    unless *all_rows* (D-460)."""
+    return [r for r in judgement.rows if all_rows or r.status not in QUIET]
+
+
+def requirement_table(
+    judgement: Judgement, title_width: int | None = 60, *, all_rows: bool = True
+) -> Table:
     """The per-requirement table; titles cut at *title_width* (None: never cut, for
     piped output)."""
-    table = Table(title=f"dsh-conformance: {for_terminal(record.adapter_label)}", expand=False)
+    title = Text(f"requirements: {for_terminal(judgement.record.adapter_label)}")
+    table = Table(title=title, expand=False)
     table.add_column("requirement", no_wrap=True, min_width=11)
     table.add_column("verdict", no_wrap=True, min_width=7)
     table.add_column("level", no_wrap=True, min_width=11)
     table.add_column("status", no_wrap=True, min_width=14)
-    table.add_column("passed", justify="right", no_wrap=True, min_width=7)
+    table.add_column("tests", justify="right", no_wrap=True, min_width=7)
     table.add_column("title", overflow="ellipsis", no_wrap=True, max_width=title_width)
-    for row in requirement_rows(record):
-        applicable = sum(n for o, n in row.counts.items() if o in APPLICABLE)
-        passed = row.counts.get(Outcome.PASS, 0)
+    for row in shown_rows(judgement, all_rows):
         table.add_row(
             row.id,
             row.verdict,
             row.level,
             _text(SHOWN.get(row.status, row.status), STYLES.get(row.status, "")),
-            f"{passed}/{applicable}" if applicable else "–",
+            row.tally,
             _text(row.title),
         )
     return table
+
+
+def table_note(judgement: Judgement, all_rows: bool) -> Text:
+    """What the short table left out, by status, and how to see it."""
+    hidden = [r for r in judgement.rows if r not in shown_rows(judgement, all_rows)]
+    if not hidden:
+        return Text("")
+    counts: dict[str, int] = {}
+    for row in hidden:
+        counts[row.status] = counts.get(row.status, 0) + 1
+    parts = ", ".join(f"{n} {status}" for status, n in counts.items())
+    return Text(
+        f"{len(judgement.rows) - len(hidden)} of {len(judgement.rows)} requirements listed "
+        f"(not passing, or not judged by a test that ran); not listed: {parts} "
+        "(--all lists every requirement)",
+        style="dim",
+    )
 
 
 def verdict_lines(record: RunRecord, judgement: Judgement | None = None) -> RenderableType:
@@ -88,22 +130,40 @@ def verdict_lines(record: RunRecord, judgement: Judgement | None = None) -> Rend
     return Group(*lines)
 
 
-def gate_lines(judgement: Judgement, limit: int = 20) -> RenderableType:
-    """The gate, then each expected failure beside its manifest reason."""
+def gate_lines(judgement: Judgement) -> RenderableType:
+    """The gate, what fails it in one line each, and the coverage the handshake lost."""
     gate = judgement.gate
     line = Text("gate: ", style="bold")
     line.append(for_terminal(gate.label), "bold green" if gate.passed else "bold red")
-    for test in gate.expected[:limit]:
-        raw = test.detail or str(test.outcome)
+    for item in judgement.gate_items[:FAILURE_LIMIT]:
+        about = f" ({item.about})" if item.about else ""
         line.append(
-            f"\n  expected {raw}: {for_terminal(test.nodeid)} — "
-            f"{for_terminal(test.expectation_reason or test.expectation)}",
-            "yellow",
+            f"\n  {item.kind}{about}: {for_terminal(item.subject)}",
+            "bold red",
         )
-    if len(gate.expected) > limit:
-        line.append(f"\n  … and {len(gate.expected) - limit} more (report.md)", "dim")
     for notice in judgement.notices:
         line.append(f"\n{for_terminal(notice)}", "yellow")
+    return line
+
+
+def expected_lines(judgement: Judgement, all_rows: bool = False) -> RenderableType:
+    """The results the manifest expects: a count and a pointer, or each one (*all_rows*)."""
+    gate = judgement.gate
+    if not gate.listed:
+        return Text("")
+    line = Text(
+        f"expected by the manifest: {gate.expected_counts} — they pass the gate, a "
+        "failure still counts against conformance; each with its reason in "
+        "report.md#expected" + ("" if all_rows else " (--all lists them here)"),
+        style="yellow",
+    )
+    if all_rows:
+        for test in gate.listed:
+            line.append(
+                f"\n  expected {expected_as(test)}: {for_terminal(test.nodeid)} — "
+                f"{for_terminal(test.expectation_reason or test.expectation)}",
+                "yellow",
+            )
     return line
 
 
@@ -119,52 +179,98 @@ def totals_line(record: RunRecord) -> Text:
     return text
 
 
-def failures(record: RunRecord, limit: int = 30) -> RenderableType:
+def _failure_text(record: RunRecord, test: TestResult, line: Text) -> None:
+    if test.failed and (test.failure or test.message):  # D-310: as a conformance failure
+        for text in failuretext.summary_lines(record, test)[:12]:
+            shown = text if text.startswith("replay: ") else text[:300]  # a replay is whole
+            line.append("\n         " + for_terminal(shown), "dim")
+    elif test.message:
+        line.append("\n         " + for_terminal(test.message.splitlines()[0][:300]), "dim")
+
+
+def item_block(record: RunRecord, item: GateItem) -> Text:
+    """One result that fails the gate: outcome, test, requirement ids, reason, failure."""
+    if item.kind == MANIFEST_PROBLEM:
+        return _text(f"EXPECTATION [{item.outcome}] {item.reason}", "bold red")
+    line = Text()
+    line.append(f"{item.outcome.upper():8}", style=STYLES.get(item.outcome, "bold red"))
+    line.append(for_terminal(item.subject))
+    if item.about:
+        line.append(f"  {item.about}", "bold")
+    line.append(f"\n         {item.kind}: {for_terminal(item.reason)[:300]}", "bold red")
+    if item.expectation_reason:
+        line.append(f"\n         manifest: {for_terminal(item.expectation_reason)[:300]}")
+    if item.test is not None:
+        _failure_text(record, item.test, line)
+    return line
+
+
+def failures(judgement: Judgement, limit: int = FAILURE_LIMIT) -> RenderableType:
+    """What fails the gate first, in full; then the failures no manifest expects that
+    the gate does not count (D-179 order)."""
+    record = judgement.record
+    items = judgement.gate_items
     lines: list[RenderableType] = []
-    bad = [t for t in record.tests if t.outcome not in {Outcome.PASS, Outcome.SKIPPED}]
-    bad = [t for t in bad if t.outcome is not Outcome.UNSUPPORTED]
-    bad = [test for _, test in gate_ordered(record, bad)]
-    for test in bad[:limit]:
+    if items:
+        lines.append(Text(f"fails the gate ({len(items)}):", style="bold red"))
+        lines += [item_block(record, item) for item in items[:limit]]
+    gating = {t.nodeid for t in judgement.gate.unexpected}
+    others = [
+        t
+        for _, t in judgement.ordered([t for t in record.tests if t.outcome in MISBEHAVED])
+        if t.nodeid not in gating
+    ]
+    room = max(limit - len(items), 0)
+    if others:
+        lines.append(
+            Text(
+                f"other failures ({len(others)}: no manifest entry expects them; --fail-on "
+                f"{judgement.gate.fail_on} does not count them):",
+                style="bold yellow",
+            )
+        )
+    for test in others[:room]:
         line = Text()
         line.append(f"{test.outcome.upper():8}", style=STYLES.get(str(test.outcome), "red"))
         line.append(for_terminal(test.nodeid))
         if test.blame:
             line.append(f"  blames {', '.join(test.blame)}", "bold")
-        if test.failed and (test.failure or test.message):  # D-310: as a conformance failure
-            for text in failuretext.summary_lines(record, test)[:12]:
-                shown = text if text.startswith("replay: ") else text[:300]  # a replay is whole
-                line.append("\n         " + for_terminal(shown), "dim")
-        elif test.message:
-            line.append("\n         " + for_terminal(test.message.splitlines()[0][:300]), "dim")
+        _failure_text(record, test, line)
         lines.append(line)
-    if len(bad) > limit:
-        lines.append(Text(f"… and {len(bad) - limit} more (see the record)", style="dim"))
-    for problem in record.expectation_problems:
-        lines.append(
-            _text(f"EXPECTATION [{problem.get('kind')}] {problem.get('message')}", "bold red")
-        )
+    hidden = max(len(items) - limit, 0) + max(len(others) - room, 0)
+    if hidden:
+        lines.append(Text(f"… and {hidden} more (report.md)", style="dim"))
     return Group(*lines)
 
 
-def problem_lines(record: RunRecord) -> RenderableType:
+def problem_lines(judgement: Judgement) -> RenderableType:
     """What keeps the run from passing, in red (D-175)."""
     return Group(
-        *(_text(f"NOT A PASS ({p.code}): {p.message}", "bold red") for p in run_problems(record))
+        *(_text(f"NOT A PASS ({p.code}): {p.message}", "bold red") for p in judgement.problems)
     )
 
 
-def print_summary(record: RunRecord, console: Console, *, show_failures: bool = True) -> None:
+def print_summary(
+    record: RunRecord, console: Console, *, show_failures: bool = True, all_rows: bool = False
+) -> None:
+    """The run, headline first; *all_rows* (``--all``, ``-v``) lists every requirement and
+    every expected result (D-460)."""
     judgement = judge(record)
-    console.print(problem_lines(record))
-    console.print(requirement_table(record, 60 if console.is_terminal else None))
+    console.print(Text(f"dsh-conformance: {for_terminal(record.adapter_label)}", style="bold"))
+    console.print(problem_lines(judgement))
+    console.print(verdict_lines(record, judgement))
     if record.components:
         console.print(_text(f"components: {record.components_text}", "dim"))
     if show_failures:
-        console.print(failures(record))
+        console.print(failures(judgement))
+    if shown_rows(judgement, all_rows):
+        console.print(
+            requirement_table(judgement, 60 if console.is_terminal else None, all_rows=all_rows)
+        )
+    console.print(table_note(judgement, all_rows))
+    console.print(expected_lines(judgement, all_rows))
     console.print(totals_line(record))
-    console.print(verdict_lines(record, judgement))
-    console.print(problem_lines(record))
-    missing = [i for i in review_items(record) if i.review is None]
+    missing = [i for i in judgement.reviews if i.review is None]
     if missing:  # D-199: listed, never a failure
         ids = ", ".join(dict.fromkeys(i.requirement for i in missing))
         changed = ", ".join(dict.fromkeys(i.requirement for i in missing if i.stale))
