@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import sys
+from functools import cache
 from typing import Final
 
 #: ``M_TRIM_THRESHOLD`` of glibc's ``mallopt``.
@@ -19,8 +20,10 @@ _M_TRIM_THRESHOLD: Final = -1
 TRIM_THRESHOLD: Final = 64 * 1024 * 1024
 
 
+@cache
 def keep_heap() -> bool:
-    """Raise glibc's heap trim threshold; ``False`` where there is no glibc to ask."""
+    """Raise glibc's heap trim threshold (once per process); ``False`` where there is no
+    glibc to ask."""
     if not sys.platform.startswith("linux"):
         return False
     try:

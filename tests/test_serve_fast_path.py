@@ -330,3 +330,48 @@ def test_the_harness_reads_replies_alike_on_both_paths(
 ) -> None:
     lines = [_reply_line(kind, id_, value) for id_, (kind, value) in enumerate(replies, 1)]
     assert _exchange_outcome(lines, fast=True) == _exchange_outcome(lines, fast=False)
+
+
+class _LineByLine(serve.Server):
+    """A server that answers line by line (a ``handle_line`` of its own, as the fault
+    servers have): the path every reply was written by before replies were encoded
+    together (issue 44 item 2)."""
+
+    def handle_line(self, line: bytes) -> None:
+        super().handle_line(line)
+
+
+class _Unwritable(ReferenceAdapter):
+    """The reference model, except ``bad.result`` answers what JSON cannot carry."""
+
+    def call(self, op: str, args: dict[str, object]) -> object:
+        if op == "bad.result":
+            return {"x": {1, 2}}
+        return super().call(op, args)
+
+
+@given(
+    st.lists(
+        st.tuples(ids, st.sampled_from((*OPS, "shutdown", "handshake", "bad.result")), args),
+        max_size=8,
+    ),
+    st.booleans(),
+)
+@example([(1, "uri.encode", {"sessionId": "a"}), (2, "bad.result", {})], True)
+@example([(1, "bad.result", {}), (2, "shutdown", {}), (3, "uri.encode", {})], False)
+def test_replies_encoded_together_are_the_replies_line_by_line(
+    requests: list[tuple[object, str, object]], fast: bool
+) -> None:
+    """Which catches: a batch that drops or reorders a reply, words an error otherwise,
+    lets one unwritable result spoil its neighbours' replies, or answers past a shutdown."""
+    lines = [b"", b"{"] + [
+        jsstr.stringify_bytes({"id": id_, "op": op, "args": arguments})
+        for id_, op, arguments in requests
+    ]
+    answers = []
+    for cls in (serve.Server, _LineByLine):
+        with _path(fast):
+            server = cls(_Unwritable(), stdout=io.BytesIO())
+            server.handle_lines(lines)
+            answers.append((server.pending, server.running))
+    assert answers[0] == answers[1]
