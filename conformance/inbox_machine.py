@@ -49,6 +49,7 @@ from dsh_conformance.conformance.agent_support import (
     replay,
     text,
 )
+from dsh_conformance.conformance.read_ahead import read_ahead
 
 #: Every requirement a check of this machine may blame: a test that runs it cites them all.
 BLAMES: Final = (
@@ -352,13 +353,9 @@ class InboxMachine(RuleBasedStateMachine):
 
     @invariant()
     def implementations_agree(self) -> None:
-        for op in (
-            "agent.log",
-            "agent.requests",
-            "agent.notifications",
-            "agent.state",
-            "agent.submissions",
-        ):
+        ops = READS
+        read_ahead(self.impl, self.seen, ((op, op, self.agent) for op in ops))
+        for op in ops:
             ours = self.read(op)
             theirs = self.oracle.call(op, agent=self.agent)
             expect(
@@ -420,6 +417,16 @@ class InboxMachine(RuleBasedStateMachine):
             self.installed_at,
             self.agent,
         )
+
+
+#: What the implementation is asked after every step (one pipelined batch: read_ahead).
+READS: Final = (
+    "agent.log",
+    "agent.requests",
+    "agent.notifications",
+    "agent.state",
+    "agent.submissions",
+)
 
 
 def fated(events: list[dict[str, Any]]) -> set[int]:

@@ -41,6 +41,7 @@ from dsh_conformance.adapters.client import Implementation, ImplementationError
 from dsh_conformance.checks import check, expect
 from dsh_conformance.conformance import side_invariants as inv
 from dsh_conformance.conformance.js_objects import js_dumps, js_form, js_same
+from dsh_conformance.conformance.read_ahead import read_ahead
 
 pytestmark = [
     pytest.mark.capability("side"),
@@ -408,8 +409,10 @@ class SideMachine(RuleBasedStateMachine):
 
     @invariant()
     def lockstep(self) -> None:
+        ops = ("agent.log", "agent.requests", "agent.notifications", "agent.state")
+        read_ahead(self.impl, self.seen, (((op, aid), op, aid) for aid in self.tags for op in ops))
         for aid in self.tags:
-            for op in ("agent.log", "agent.requests", "agent.notifications", "agent.state"):
+            for op in ops:
                 a, b = self.read(op, aid), self.targets[1].call(op, agent=aid)
                 expect(
                     "REF-008",

@@ -337,6 +337,7 @@ def transport(rounds: int, batch: int = 2000) -> list[dict[str, Any]]:
         def run() -> float:
             assert echo.stdin is not None
             assert echo.stdout is not None
+            cpu[0] = _cpu(echo.pid)
             start = time.perf_counter()
             data = b"".join(
                 orjson.dumps({"id": i, "op": op, "args": args}) + b"\n"
@@ -346,16 +347,23 @@ def transport(rounds: int, batch: int = 2000) -> list[dict[str, Any]]:
             echo.stdin.flush()
             for _ in range(batch):
                 orjson.loads(echo.stdout.readline())
-            return time.perf_counter() - start
+            elapsed = time.perf_counter() - start
+            cpu[1] = _cpu(echo.pid) - cpu[0]
+            return elapsed
 
         return run
 
     def run_adapter() -> float:
+        assert adapter.pid is not None
+        cpu[0] = _cpu(adapter.pid)
         start = time.perf_counter()
         replies = adapter.call_many(calls)
         elapsed = time.perf_counter() - start
+        cpu[1] = _cpu(adapter.pid) - cpu[0]
         assert replies[-1] == uri.encode(calls[-1][1]["sessionId"])
         return elapsed
+
+    cpu = [0.0, 0.0]  # both ends' CPU seconds at the start of a run, then during it
 
     floors = [run_echo(echo) for echo in echoes]
     try:
@@ -364,11 +372,15 @@ def transport(rounds: int, batch: int = 2000) -> list[dict[str, Any]]:
             for floor in floors:
                 floor()
         ours: list[float] = []
+        ours_cpu: list[float] = []
         times: list[list[float]] = [[] for _ in floors]
+        cpus: list[list[float]] = [[] for _ in floors]
         for _ in range(rounds * 8):  # a pair is ~15 ms: many pairs tame a noisy machine
             ours.append(run_adapter())
-            for got, floor in zip(times, floors, strict=True):
+            ours_cpu.append(cpu[1])
+            for got, got_cpu, floor in zip(times, cpus, floors, strict=True):
                 got.append(floor())
+                got_cpu.append(cpu[1])
     finally:
         adapter.close()
         for echo in echoes:
@@ -376,10 +388,11 @@ def transport(rounds: int, batch: int = 2000) -> list[dict[str, Any]]:
             echo.stdin.close()
             echo.wait(timeout=30)
     rows = []
-    for name, floor_times in zip(
-        ("a bare echo", "an echo answering with the model's uri.encode"), times, strict=True
+    for name, floor_times, floor_cpu in zip(
+        ("a bare echo", "an echo answering with the model's uri.encode"), times, cpus, strict=True
     ):
         ratios = [a / b for a, b in zip(ours, floor_times, strict=True)]
+        cpu_ratios = [a / b for a, b in zip(ours_cpu, floor_cpu, strict=True)]
         rows.append(
             {
                 "row": f"subprocess transport, {batch:,} pipelined calls, vs {name}",
@@ -388,19 +401,57 @@ def transport(rounds: int, batch: int = 2000) -> list[dict[str, Any]]:
                 "high": max(ratios),
                 "model_us": statistics.median(ours) * 1e6 / batch,
                 "upstream_us": statistics.median(floor_times) * 1e6 / batch,
+                "cpu_ratio": statistics.median(cpu_ratios),
+                "cpu_low": min(cpu_ratios),
+                "cpu_high": max(cpu_ratios),
+                "fastest_ratio": min(ours) / min(floor_times),
             }
         )
     return rows
 
 
-def retention_floor(rounds: int, messages: int = 1000) -> dict[str, Any]:
-    """Retention of a parsed snapshot vs one linear pass over its text bytes (UTF-8
-    encoding every message text once, the least work that learns every byte count)."""
+def _cpu(pid: int) -> float:
+    """CPU seconds of this process plus those of its child *pid* so far (both ends of a
+    pipe; the child's from /proc/PID/schedstat, in nanoseconds, where Linux has it)."""
+    try:
+        with open(f"/proc/{pid}/schedstat", encoding="ascii") as stat:
+            child = int(stat.read().split()[0]) / 1e9
+    except OSError:
+        child = 0.0
+    return time.process_time() + child
+
+
+def retention_floor(rounds: int, messages: int = 1000) -> list[dict[str, Any]]:
+    """Retention vs one linear pass over its text bytes (UTF-8 encoding every message text
+    once, the least work that learns every byte count): of a parsed snapshot, and as the
+    ``retention.retain`` op receives it, from JSON (parsing and checking it included)."""
     from dsh_conformance.model.retention import retain
     from dsh_conformance.model.snapshot import SessionSnapshot
 
-    snapshot = SessionSnapshot.from_json(snapshot_json(messages))
+    as_json = snapshot_json(messages)
+    snapshot = SessionSnapshot.from_json(as_json)
     texts = [e.data["content"][0]["text"] for e in snapshot.events]
+    args = {"snapshot": as_json}
+    return [
+        _against_floor(
+            f"retention of {messages:,} messages vs one linear pass over their bytes",
+            lambda: retain(snapshot, "big"),
+            texts,
+            rounds,
+        ),
+        _against_floor(
+            f"the retention.retain op on {messages:,} messages given as JSON, vs the same pass",
+            lambda: _model_call("retention.retain", args),
+            texts,
+            rounds,
+        ),
+    ]
+
+
+def _against_floor(
+    name: str, work: Callable[[], object], texts: Sequence[str], rounds: int
+) -> dict[str, Any]:
+    """*work* against UTF-8-encoding *texts* once, interleaved *rounds* times."""
 
     def floor(n: int) -> float:
         start = time.perf_counter()
@@ -412,7 +463,7 @@ def retention_floor(rounds: int, messages: int = 1000) -> dict[str, Any]:
     def ours(n: int) -> float:
         start = time.perf_counter()
         for _ in range(n):
-            retain(snapshot, "big")
+            work()
         return time.perf_counter() - start
 
     n = calibrate(ours, 0.2)
@@ -423,7 +474,7 @@ def retention_floor(rounds: int, messages: int = 1000) -> dict[str, Any]:
         b_times.append(b)
         ratios.append(a / b)
     return {
-        "row": f"retention of {messages:,} messages vs one linear pass over their bytes",
+        "row": name,
         "ratio": statistics.median(ratios),
         "low": min(ratios),
         "high": max(ratios),
@@ -643,13 +694,20 @@ def markdown(
             "",
             "Against a floor rather than upstream (the ratio is model / floor):",
             "",
-            "| measurement | ratio | range | model µs | floor µs |",
-            "| --- | ---: | ---: | ---: | ---: |",
+            "| measurement | ratio | range | fastest / fastest | CPU ratio (range) "
+            "| model µs | floor µs |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
         ]
         for r in extra:
+            fastest = f"{r['fastest_ratio']:.2f}" if "fastest_ratio" in r else "-"
+            cpu = (
+                f"{r['cpu_ratio']:.2f} ({r['cpu_low']:.2f}-{r['cpu_high']:.2f})"
+                if "cpu_ratio" in r
+                else "-"
+            )
             lines.append(
                 f"| {r['row']} | **{r['ratio']:.2f}** | {r['low']:.2f}-{r['high']:.2f} | "
-                f"{r['model_us']:,.1f} | {r['upstream_us']:,.1f} |"
+                f"{fastest} | {cpu} | {r['model_us']:,.1f} | {r['upstream_us']:,.1f} |"
             )
         lines += [
             "",
@@ -658,7 +716,11 @@ def markdown(
             "reply (no checks). The bare echo answers with the session id (no model); the",
             "other answers with the model's own `uri.encode`, so its ratio is the transport's",
             "overhead alone. The three run interleaved on the same 2,000 calls "
-            f"({rounds * 8} times each; the ratio is the median of the interleaved pairs).",
+            f"({rounds * 8} times each; the ratio is the median of the interleaved pairs;",
+            "*fastest / fastest* is the ratio of each side's quickest run, the one the other",
+            "helpers' load disturbed least; *CPU ratio* is both ends' CPU time, harness and",
+            "child together (/proc/PID/schedstat), per pair: on a loaded 2-core machine the",
+            "two ends of a pipe share cores, so the wall time tends to their sum).",
             "Retention floor: UTF-8-encoding every message text of the same snapshot once.",
         ]
     if mem is not None:
@@ -761,7 +823,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     extra: list[dict[str, Any]] = []
     mem = mem_vs = mem_stored = None
     if not options.no_extra and not options.only:
-        for result in [*transport(options.rounds), retention_floor(options.rounds)]:
+        for result in [*transport(options.rounds), *retention_floor(options.rounds)]:
             extra.append(result)
             print(
                 f"{result['ratio']:6.2f}  ({result['low']:.2f}-{result['high']:.2f})  "

@@ -1,0 +1,37 @@
+"""The reads a lockstep invariant is about to make, asked in one pipelined batch.
+
+After every step the lockstep machines (inbox_machine.py, test_side_stateful.py) read
+the same few read-only ops of each agent (``agent.log``, ``agent.state``, …) and keep
+each answer until the next operation.  Asked one by one over the subprocess transport,
+each read was a round trip of its own: most of a differential run's time (issue 44
+item 3).  Asked together, the host answers them in order from one batch of requests, as
+docs/protocol.md allows; what each read returns is the same, since none changes state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, MutableMapping
+from typing import Any, TypeVar
+
+from dsh_conformance.adapters.client import Implementation, ImplementationError
+
+__all__ = ["read_ahead"]
+
+K = TypeVar("K", bound=Hashable)
+
+
+def read_ahead(
+    impl: Implementation,
+    seen: MutableMapping[K, Any],
+    reads: Iterable[tuple[K, str, str]],
+) -> None:
+    """Put into *seen* impl's answer to each ``(key, op, agent)`` read it lacks, in one
+    ``call_many``.  A read answered with an error is left out: the machine's own read asks
+    it again and raises the error where it always did."""
+    wanted = [(key, op, agent) for key, op, agent in reads if key not in seen]
+    if len(wanted) < 2:
+        return  # nothing to pipeline: the machine's own read asks it
+    answers = impl.call_many([(op, {"agent": agent}) for _, op, agent in wanted])
+    for (key, _, _), answer in zip(wanted, answers, strict=True):
+        if not isinstance(answer, ImplementationError):
+            seen[key] = answer
