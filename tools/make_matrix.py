@@ -346,6 +346,13 @@ def _cell(text: str) -> str:
     return for_markdown_cell(text, 600)
 
 
+def _code(text: str) -> str:
+    """A test id as one inert code span (escapes inside a span would show as backslashes)."""
+    from dsh_conformance.reporting.escape import for_markdown_code
+
+    return for_markdown_code(text, 600)
+
+
 def render(data: Mapping[str, Any]) -> str:
     sets = [s["set"] for s in data["sets"]]
     head = "| | " + " | ".join(f"`{s}`" for s in sets) + " |"
@@ -421,7 +428,7 @@ def render(data: Mapping[str, Any]) -> str:
             f"- `{step['from']}` → `{step['to']}`: " + ("no test changed" if not tests else "")
         )
         lines += [
-            f"  - {t['profile']}: `{_cell(t['test'])}`: {_cell(t['change'])}" for t in tests[:40]
+            f"  - {t['profile']}: {_code(t['test'])}: {_cell(t['change'])}" for t in tests[:40]
         ]
         if len(tests) > 40:
             lines.append(f"  - … and {len(tests) - 40} more (upstream-matrix.json)")
