@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from tests.independent_host.errors import HostError
 from tests.independent_host.surface import SURFACE_TYPES, fold
 
-DELIMITER = "## My request:\n"
+DELIMITER = "\n## My request:\n"
 INVALID_MESSAGE = "DSH_AGENT_INVALID_MESSAGE"
 DISPOSED = "DSH_AGENT_DISPOSED"
 USER = {"kind": "user"}
