@@ -30,6 +30,13 @@ missing or not a version, does not apply: it matches no test and is not stale, a
 ``--write-expectations`` keeps it as it is.  So one strict manifest per adapter covers
 every release the adapter runs (``adapters/expectations/upstream.toml``: the four sets).
 
+What a failure may blame (D-421): ``blames = ["PROJ-004"]`` names the requirement ids a
+failure of the matched tests may blame; a failure blaming an id no matching ``xfail``
+entry names stays a failure (the gate counts the unnamed ids).  Without ``blames``, any
+failure is expected.  A property (Hypothesis) test whose examples found no failure under
+a test-id ``xfail`` entry is "expected failure not reproduced" (D-422): it passed, and the
+gate lists it without failing, unless the entry says ``strict = true``.
+
 Ids: a requirement id matches every test that cites it; a test id matches that test,
 ``file.py::test_name`` matches all its parametrizations and ``file.py`` every test in
 the file.  Test ids are stable across installs: ``conformance/<file>::<name>[<param>]``.
@@ -49,13 +56,14 @@ listed as a missing review.  Neither fails a verdict.
 
 Statuses: ``unsupported`` skips the matching tests before they run (outcome
 ``unsupported``, not counted against compliance).  ``xfail`` runs them: a failure of any
-kind (fail, error, crash, timeout) is recorded as ``xfail``; a test-id entry whose test
-passes is ``xpass``, and a requirement entry none of whose tests fails is reported as
-unexpectedly passing.  Both make the run fail, and so does a *stale* entry, one that
-matches no test of the suite, so the manifest cannot rot.  ``--write-expectations PATH``
-regenerates a manifest from a run (keeping the reasons and links of entries that still
-apply); rewriting an existing file keeps its comments, layout and order (tomlkit) and
-appends new entries.  The schema is spec/schemas/expectations.json.
+kind (fail, error, crash, timeout) is recorded as ``xfail``; a test-id entry whose fixed
+test (or strict property) passes is ``xpass``, and a requirement entry none of whose
+tests fails is reported as unexpectedly passing.  Both make the run fail, and so does a
+*stale* entry, one that matches no test of the suite, so the manifest cannot rot.
+``--write-expectations PATH`` regenerates a manifest from a run (keeping the reasons and
+links of entries that still apply, naming what each new failure blames); rewriting an
+existing file keeps its comments, layout and order (tomlkit) and appends new entries.
+The schema is spec/schemas/expectations.json.
 """
 
 from __future__ import annotations
@@ -78,6 +86,10 @@ def _versions(value: str | Sequence[str] | None) -> tuple[str, ...]:
     if value is None:
         return ()
     return (value,) if isinstance(value, str) else tuple(value)
+
+
+def _ids(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(str(item) for item in value)
 
 
 def _components(
@@ -111,6 +123,21 @@ class Entry:
     versions: tuple[str, ...] = field(default=(), converter=_versions)
     #: (component name, version specifier set) pairs that must all match (D-188)
     components: tuple[tuple[str, str], ...] = field(default=(), converter=_components)
+    #: The requirement ids a failure may blame (D-421): a failure blaming another is
+    #: unexpected.  Empty: any.
+    blames: tuple[str, ...] = field(default=(), converter=_ids)
+    #: For a property test: a run whose examples found no failure is an unexpected pass,
+    #: not "expected failure not reproduced" (D-422).  A fixed test is always strict.
+    strict: bool = False
+
+    @property
+    def expected_blame(self) -> tuple[str, ...]:
+        """The ids a failure under this entry alone may blame; empty when any may (an
+        entry without ``blames``, as before D-421).  A requirement entry naming others
+        names its own id too."""
+        if self.is_requirement and self.blames:
+            return tuple(dict.fromkeys((self.id, *self.blames)))
+        return self.blames
 
     @property
     def conditional(self) -> bool:
@@ -143,6 +170,10 @@ class Entry:
             data["versions"] = self.versions[0] if len(self.versions) == 1 else list(self.versions)
         if self.components:
             data["components"] = dict(self.components)
+        if self.blames:
+            data["blames"] = list(self.blames)
+        if self.strict:
+            data["strict"] = True
         return data
 
 
@@ -191,6 +222,18 @@ class Manifest:
         inactive = tuple(e for e in self.entries if not e.applies_to(version, components))
         return Manifest(active, self.path, self.adapter, self.inactive + inactive, self.reviews)
 
+    def expected_blame(self, test_id: str, requirements: Iterable[str]) -> tuple[str, ...]:
+        """The ids a failure of the test may blame under the manifest (D-421): those every
+        ``xfail`` entry matching it names; empty (any) when one of them names none."""
+        reqs = set(requirements)
+        found: list[str] = []
+        for entry in self.entries:
+            if entry.status == "xfail" and entry.matches(test_id, reqs):
+                if not entry.expected_blame:
+                    return ()
+                found.extend(entry.expected_blame)
+        return tuple(dict.fromkeys(found))
+
     def match(self, test_id: str, requirements: Iterable[str]) -> Entry | None:
         """The applicable entry: test-id entries beat requirement entries, unsupported
         beats xfail."""
@@ -200,6 +243,12 @@ class Manifest:
             return None
         found.sort(key=lambda e: (e.is_requirement, e.status != "unsupported"))
         return found[0]
+
+
+def unexpected_blame(allowed: Sequence[str], blame: Sequence[str]) -> tuple[str, ...]:
+    """The ids of *blame* not in *allowed*, what the manifest lets a failure blame
+    (``Manifest.expected_blame``); none when *allowed* is empty: any may fail (D-421)."""
+    return tuple(r for r in blame if allowed and r not in allowed)
 
 
 def parse_manifest(
@@ -229,12 +278,15 @@ def parse_manifest(
             raise ManifestError("duplicate-entry", f"{path}: {entry.id} is listed twice")
         seen.add(entry.id)
         _check_versions(entry, path)
-        if entry.is_requirement and known and entry.id not in known:
-            raise ManifestError(
-                "unknown-requirement",
-                f"{path}: {entry.id} is not a requirement of the catalog",
-                hint="fix the id, or run `dsh-conformance spec` to list requirements",
-            )
+        named = [entry.id] if entry.is_requirement else []
+        for rid in [*named, *entry.blames]:
+            if known and rid not in known:
+                raise ManifestError(
+                    "unknown-requirement",
+                    f"{path}: {rid} is not a requirement of the catalog"
+                    + (f" (in the blames of {entry.id})" if rid != entry.id else ""),
+                    hint="fix the id, or run `dsh-conformance spec` to list requirements",
+                )
     reviews = tuple(Review(**item) for item in data.get("review", []))
     return Manifest(tuple(entries), path, str(data.get("adapter", "")), reviews=reviews)
 
@@ -320,7 +372,9 @@ def render_manifest(entries: Sequence[Entry], *, adapter: str = "", comment: str
     for entry in sorted(entries, key=lambda e: e.id):
         lines += ["", "[[expect]]"]
         for key, value in entry.to_json().items():
-            if isinstance(value, list):
+            if isinstance(value, bool):
+                lines.append(f"{key} = {'true' if value else 'false'}")
+            elif isinstance(value, list):
                 lines.append(f"{key} = [{', '.join(_toml_string(v) for v in value)}]")
             elif isinstance(value, dict):
                 pairs = ", ".join(
@@ -370,10 +424,13 @@ def update_manifest(text: str, entries: Sequence[Entry]) -> str:
 def _sync(table: Any, entry: Entry) -> None:
     """Bring a kept table in line with *entry*, touching only what differs."""
     wanted = entry.to_json()
-    for key in ("status", "reason", "link", "versions", "components"):
+    for key in ("status", "reason", "link", "versions", "components", "blames", "strict"):
         if key not in wanted:
             if key in table:
                 del table[key]
+        elif key == "blames":
+            if tuple(table.get(key, ())) != entry.blames:
+                table[key] = wanted[key]
         elif key == "versions":
             if _versions(table.get(key)) != entry.versions:
                 table[key] = wanted[key]

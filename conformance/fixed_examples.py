@@ -88,6 +88,11 @@ RETENTION: Final = (
             "",
         )
     },
+    # SER-006: the serializer's bytes drive the accounting.  Each "<" of this markup takes
+    # six bytes as tag-safe JSON ("\u003c"), so the source's JSON takes at least 325 bytes.
+    # A host counting the raw texts (123 bytes) reports a serializedBytes below that; a
+    # host reporting the size of any serialization it really writes measures no less.
+    {"inputs": (logs.log("source", logs.user("U1:" + "<b>" * 40)), 4096, "")},
 )
 
 #: test_later_source_changes_do_not_reach_the_prepared_context (PREP-008, PREP-005): a

@@ -124,6 +124,12 @@ def test_fork_leaves_source_untouched_and_seeds_the_prefix(fresh: Implementation
         added = inv.canonical_json(log(fresh, "side")["events"][seeded:])
         assert "what did we decide?" in added
         assert "you decided X" in added
+    # attached to its own agent: the side session asks its model under its own session
+    # (a host sending them under the parent's session fails; any request layout passes)
+    requests = fresh.call("agent.requests", agent="side")
+    with check("SIDE-003", sessions=[r.get("sessionId") for r in requests]):
+        assert requests, "the side session never asked its model anything"
+        assert {r.get("sessionId") for r in requests} == {"side"}, "requests of another session"
 
 
 def _parent_with_tools(impl: Implementation) -> None:
@@ -212,9 +218,10 @@ def test_empty_prefix_forks_with_seed_length_zero(fresh: Implementation, in_flig
     before = log(fresh, "parent")
     result = fresh.call("side.fork", parent="parent", child="side")
     child = log(fresh, "side")
+    # a header without seedLength is readable (the schema's stamps are optional) and wrong
     with check("SIDE-052", result=result, header=child["header"]):
         assert result["seedLength"] == 0
-        assert child["header"]["seedLength"] == 0
+        assert child["header"].get("seedLength") == 0
     expect_equal("SIDE-005", child["header"]["parentSession"], "parent", what="parentSession")
     inv.expect_fork(before, log(fresh, "parent"), child, "parent")
     expect_equal("SIDE-024", inv.framing_problems(child), [], what="framing problems")

@@ -125,6 +125,7 @@ reason = "the reference model does not fail this"
 id = "conformance/test_uri.py::test_every_js_string_round_trips"
 status = "xfail"
 reason = "nor this"
+strict = true
 
 [[expect]]
 id = "conformance/test_uri.py::test_that_does_not_exist"

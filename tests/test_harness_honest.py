@@ -329,9 +329,11 @@ def test_smoke_passes_on_the_pinned_upstream_release() -> None:
     assert "retention.truncate" not in out.split("capabilities", 1)[1].split("\n", 1)[0]
 
 
-def test_a_failure_the_manifest_expects_is_not_shrunk(tmp_path: Path) -> None:
-    """D-183: an expected failure needs a failing example, not the smallest; shrinking it
-    was most of the upstream run (minutes).  Counted in adapter calls, not seconds."""
+def test_a_failure_the_manifest_expects_is_shrunk_like_any_other(tmp_path: Path) -> None:
+    """D-183 (revised by issue 41): a manifest changes no example a test runs, so an
+    expected failure is found, shrunk and blamed exactly as an unexpected one: the same
+    adapter calls, the same blame, the same shrunk input.  Before, an expected test ran
+    without shrinking and another example (another requirement) was its last."""
     test = "conformance/test_uri.py::test_encode_is_scheme_plus_base64url_of_json_stringify"
     manifest = tmp_path / "m.toml"
     manifest.write_text(
@@ -349,11 +351,13 @@ def test_a_failure_the_manifest_expects_is_not_shrunk(tmp_path: Path) -> None:
         load_record(tmp_path / "a" / "record.jsonl"),
         load_record(tmp_path / "b" / "record.jsonl"),
     )
-    assert str(quiet.by_nodeid()[test].outcome) == "xfail"
-    assert str(loud.by_nodeid()[test].outcome) == "fail"
+    mine, theirs = quiet.by_nodeid()[test], loud.by_nodeid()[test]
+    assert (str(mine.outcome), str(theirs.outcome)) == ("xfail", "fail")
+    assert mine.blame == theirs.blame == ("URI-004",)
+    assert mine.failure["checks"] == theirs.failure["checks"]
     assert quiet.footer is not None
     assert loud.footer is not None
-    assert quiet.footer["calls"] < loud.footer["calls"]
+    assert quiet.footer["calls"] == loud.footer["calls"]
 
 
 def test_failures_that_fail_the_gate_come_first_in_full_with_a_replay(tmp_path: Path) -> None:

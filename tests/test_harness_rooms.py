@@ -191,22 +191,22 @@ def test_an_unsupported_entry_skips_with_its_reason() -> None:
     assert expected.unsupported(XFAIL) is None
 
 
-def test_shrinking_is_restored_after_an_expected_failure() -> None:
-    from hypothesis import Phase, given, settings, strategies
-
-    @settings(database=None)
-    @given(strategies.integers())
-    def prop(x: int) -> None:
-        pass
-
-    item = SimpleNamespace(obj=prop)
-    before = prop._hypothesis_internal_use_settings  # type: ignore[attr-defined]
-    restore = expected.without_shrinking(item, XFAIL)  # type: ignore[arg-type]
-    assert restore is not None
-    assert Phase.shrink not in prop._hypothesis_internal_use_settings.phases  # type: ignore[attr-defined]
-    restore()
-    assert prop._hypothesis_internal_use_settings is before  # type: ignore[attr-defined]
-    assert expected.without_shrinking(item, None) is None  # type: ignore[arg-type]
+def test_a_property_s_missed_failure_is_not_reproduced_and_a_stray_blame_unexpected() -> None:
+    """D-421, D-422: the entry names what a failure may blame; a property that met no
+    failure passed, said so."""
+    state = Evidence()
+    outcome = expected.apply(XFAIL, Outcome.PASS, report(), state, property_test=True)
+    assert (outcome, state.not_reproduced) == (Outcome.PASS, True)
+    assert state.message.startswith("expected failure not reproduced")
+    state = Evidence(blame=("URI-001", "URI-004"), message="[URI-004] padded")
+    seen = report()
+    outcome = expected.apply(XFAIL, Outcome.FAIL, seen, state, allowed=("URI-001",))
+    assert (outcome, state.expected_blame) == (Outcome.FAIL, ("URI-001",))
+    assert not hasattr(seen, "wasxfail")  # pytest shows it failed, as it is
+    assert state.message.splitlines() == [
+        f"unexpected failure: {XFAIL.id} expects only URI-001 to fail here, not URI-004",
+        "[URI-004] padded",
+    ]
 
 
 # --- recording ----------------------------------------------------------------------------

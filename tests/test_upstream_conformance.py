@@ -120,8 +120,8 @@ def test_a_stale_entry_and_an_entry_for_a_passing_test_fail_the_run(tmp_path: Pa
     )
     passing = (
         '\n[[expect]]\nid = "conformance/test_uri.py::test_every_js_string_round_trips"\n'
-        'status = "xfail"\nreason = "URI-002: passes, so this entry is wrong"\n'
-    )
+        'status = "xfail"\nreason = "URI-002: passes, so this entry is wrong"\nstrict = true\n'
+    )  # strict: a property that meets no failure is otherwise only not reproduced (D-422)
     manifest = tmp_path / "upstream.toml"
     manifest.write_text(MANIFEST.read_text(encoding="utf-8") + stale + passing, encoding="utf-8")
     out = tmp_path / "out"
@@ -159,3 +159,17 @@ def test_every_entry_names_a_requirement_and_a_cause() -> None:
         assert ids, entry["id"]
         assert all(i in known for i in ids), entry["id"]
         assert len(cause.strip()) > 20, entry["id"]
+
+
+def test_every_property_entry_names_what_it_blames() -> None:
+    """D-421: an entry for a property test names the ids its failure may blame, so a
+    property that starts failing another sentence is an unexpected result."""
+    import importlib
+
+    data = tomllib.loads(MANIFEST.read_text(encoding="utf-8"))
+    for entry in data["expect"]:
+        file, _, name = entry["id"].partition("::")
+        module = importlib.import_module(f"dsh_conformance.conformance.{Path(file).stem}")
+        test = getattr(module, name.split("[", 1)[0])
+        if getattr(test, "is_hypothesis_test", False) and entry["status"] == "xfail":
+            assert entry.get("blames"), entry["id"]

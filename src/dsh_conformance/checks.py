@@ -20,147 +20,76 @@ requirement: it is a protocol problem of the run (D-251).  Each check notes its 
 run, and as unsettled when it fails or stops: the harness records the ids a failed test
 still passed, so a cited id reads inconclusive only when its check never ran (D-330).
 
-Imported by every conformance module: it imports nothing heavy.
+Imported by every conformance module: it imports nothing heavy.  A failure's identity and
+reading live in ``failures``, what a test judged in ``ran``, reviews in ``reviews``; every
+name a test uses is re-exported here.
 """
 
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from dsh_conformance.adapters.contract import UnreadableResult
+from dsh_conformance.failures import (
+    BLAME_ATTR,
+    READING_ERRORS,
+    SHOWN,
+    CheckFailure,
+    blame,
+    blamed,
+    failure_class,
+    failure_lines,
+    identified,
+    read,
+    unreadable,
+    unreadable_result,
+)
+from dsh_conformance.failures import context as _context
+from dsh_conformance.failures import reading_error as _reading
+from dsh_conformance.failures import show as _show
+from dsh_conformance.ran import ran as _ran
+from dsh_conformance.ran import take_passed
+from dsh_conformance.ran import unsettled as _unsettled
+from dsh_conformance.reviews import review, take_reviews, text_sha256
 from dsh_conformance.unjudged import UnreadableField
 
 if TYPE_CHECKING:
     from dsh_conformance.adapters.client import Implementation
 
-#: The attribute a failing check sets on the exception it lets through.
-BLAME_ATTR: Final = "__dsh_blame__"
-#: How much of one value a failure message shows.
-SHOWN: Final = 600
-#: What a check raises when it reads past what a result holds: a reading error, never
-#: a requirement's failure (D-251).
-READING_ERRORS: Final = (KeyError, IndexError, TypeError, AttributeError)
 
 T = TypeVar("T")
 
-
-class CheckFailure(AssertionError):
-    """A check that failed: an ``AssertionError`` that already names its requirement."""
-
-
-def _show(value: object) -> str:
-    """A value as JSON, what crossed the wire (a ``repr`` only for what JSON cannot hold)."""
-    from dsh_conformance.reporting.escape import show_value
-
-    return show_value(value, SHOWN)
-
-
-def _context(inputs: Mapping[str, object]) -> str:
-    return "".join(f"\n  {name} = {_show(value)}" for name, value in inputs.items())
-
-
-def blame(exc: BaseException, requirement: str, inputs: Mapping[str, object] = {}) -> None:
-    """Attribute *exc* to *requirement*, unless an inner check already did."""
-    if getattr(exc, BLAME_ATTR, None):
-        return
-    setattr(exc, BLAME_ATTR, (requirement,))
-    if not isinstance(exc, CheckFailure):  # a CheckFailure's own message says it all
-        exc.add_note(
-            f"[{requirement}] this check failed" + (":" + _context(inputs) if inputs else "")
-        )
-
-
-def blamed(exc: BaseException) -> tuple[str, ...]:
-    """Every requirement blamed by *exc*, its causes and the members of its groups."""
-    found: list[str] = []
-    seen: set[int] = set()
-    queue = [exc]
-    while queue:
-        current = queue.pop(0)  # group members in their order
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        found.extend(getattr(current, BLAME_ATTR, ()) or ())
-        queue.extend(
-            e for e in getattr(current, "exceptions", ()) or () if isinstance(e, BaseException)
-        )
-        queue.extend(e for e in (current.__cause__, current.__context__) if e is not None)
-    return tuple(dict.fromkeys(found))
-
-
-def unreadable(exc: BaseException) -> UnreadableResult | None:
-    """The ``UnreadableResult`` behind *exc* (itself, a cause or a group member), if the
-    failure is one a check could not read and no check blamed."""
-    if blamed(exc):
-        return None
-    stack: list[BaseException] = [exc]
-    seen: set[int] = set()
-    while stack:
-        current = stack.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        if isinstance(current, UnreadableResult):
-            return current
-        stack.extend(
-            e for e in getattr(current, "exceptions", ()) or () if isinstance(e, BaseException)
-        )
-        stack.extend(e for e in (current.__cause__, current.__context__) if e is not None)
-    return None
-
-
-def unreadable_result(op: str, args: object, result: object, reason: str) -> UnreadableResult:
-    """``UnreadableResult`` whose notes show the op's arguments and result beside why."""
-    found = UnreadableResult(op, args, result, reason)
-    found.add_note(f"  args = {_show(args)}\n  result = {_show(result)}")
-    return found
-
-
-def _reading(exc: Exception, what: str, op: str, args: object, result: object) -> UnreadableResult:
-    return unreadable_result(op, args, result, f"{type(exc).__name__} {exc} while {what}")
-
-
-def read(op: str, args: object, result: T, reader: Callable[[T], Any]) -> Any:
-    """``reader(result)``; a ``KeyError``/``IndexError``/``TypeError``/``AttributeError``
-    while reading becomes ``UnreadableResult`` naming *op*, *args* and *result*: the check
-    could not read the result, which blames no requirement (D-251)."""
-    __tracebackhide__ = True  # pytest shows the failing test line, not this helper
-    try:
-        return reader(result)
-    except READING_ERRORS as exc:
-        raise _reading(exc, "reading it", op, args, result) from exc
-
-
-# --- what a test judged: the ids whose checks ran (D-330) --------------------------------
-
-#: The requirements whose checks ran in the running test, in first-run order.
-_RAN: dict[str, None] = {}
-#: Those of them a check did not pass: it failed, or stopped before it concluded.
-_UNSETTLED: set[str] = set()
-
-
-def _ran(requirement: str) -> None:
-    _RAN.setdefault(requirement, None)
-
-
-def _unsettled(*requirements: str) -> None:
-    for requirement in requirements:
-        _RAN.setdefault(requirement, None)
-        _UNSETTLED.add(requirement)
-
-
-def take_passed() -> tuple[str, ...]:
-    """The requirements whose every check that ran since the last call passed (the
-    harness calls it per test): a failed test still judges them as passed, while an id
-    whose check never ran stays unjudged (D-330)."""
-    passed = tuple(r for r in _RAN if r not in _UNSETTLED)
-    _RAN.clear()
-    _UNSETTLED.clear()
-    return passed
+__all__ = [
+    "BLAME_ATTR",
+    "READING_ERRORS",
+    "SHOWN",
+    "CheckFailure",
+    "blame",
+    "blamed",
+    "check",
+    "collect",
+    "collecting",
+    "every",
+    "expect",
+    "expect_equal",
+    "expect_error",
+    "fail",
+    "fail_all",
+    "failure_class",
+    "failure_lines",
+    "hard",
+    "identified",
+    "read",
+    "review",
+    "take_passed",
+    "take_reviews",
+    "text_sha256",
+    "unreadable",
+    "unreadable_result",
+]
 
 
 # --- soft checks: every check of an example runs (D-250) ----------------------------------
@@ -340,15 +269,20 @@ def check(requirement: str, **inputs: object) -> Iterator[None]:
         if isinstance(exc, AssertionError):
             _without_python_reprs(exc)
         blame(exc, requirement, inputs)
-        if isinstance(exc, AssertionError) and _record(exc):
+        if not isinstance(exc, AssertionError):
+            raise
+        failed = identified(exc)
+        if _record(failed):
             return
-        raise
+        if failed is exc:
+            raise
+        raise failed from exc.__cause__  # the same failure, of its requirement's type
 
 
 def fail(requirement: str, message: str, **inputs: object) -> CheckFailure:
     """A failure of *requirement*, ready to raise."""
     __tracebackhide__ = True  # pytest shows the failing test line, not this helper
-    exc = CheckFailure(f"[{requirement}] {message}{_context(inputs)}")
+    exc = failure_class((requirement,))(f"[{requirement}] {message}{_context(inputs)}")
     blame(exc, requirement)
     _unsettled(requirement)
     return exc
@@ -359,7 +293,7 @@ def fail_all(requirements: Sequence[str], message: str, **inputs: object) -> Che
     when the call succeeds where the case says it fails, or the other way round)."""
     __tracebackhide__ = True  # pytest shows the failing test line, not this helper
     ids = tuple(dict.fromkeys(requirements))
-    exc = CheckFailure(f"[{', '.join(ids)}] {message}{_context(inputs)}")
+    exc = failure_class(ids)(f"[{', '.join(ids)}] {message}{_context(inputs)}")
     setattr(exc, BLAME_ATTR, ids)
     _unsettled(*ids)
     return exc
@@ -460,68 +394,3 @@ def every(*checks: Callable[[], object]) -> None:
         except Exception as exc:
             failures.append(exc)
     _raise_all(failures)
-
-
-def failure_lines(exc: BaseException) -> list[str]:
-    """One line per failure in *exc*: itself, or every leaf of its groups (Hypothesis's
-    "found 2 distinct failures", a collector's several checks), so a record's message
-    shows each of them, not only the group's headline."""
-    leaves: list[BaseException] = []
-    stack = [exc]
-    while stack:
-        current = stack.pop(0)
-        members = getattr(current, "exceptions", ()) or ()
-        inner = [e for e in members if isinstance(e, BaseException)]
-        if inner:
-            stack[:0] = inner
-        else:
-            leaves.append(current)
-    lines = []
-    for leaf in leaves:
-        text = str(leaf).strip().splitlines()
-        head = text[0] if text else ""
-        lines.append(f"{type(leaf).__name__}: {head}" if head else type(leaf).__name__)
-    return lines
-
-
-# --- reviews: the meaning of natural-language text (issue 25, D-199) ----------------------
-
-#: Reviews requested by the running test, taken by the harness when it ends.
-_REVIEWS: list[dict[str, Any]] = []
-
-
-def text_sha256(text: str) -> str:
-    """The sha256 a host's review names: of the text's UTF-8 bytes (a lone surrogate as
-    its three WTF-8 bytes, so no two texts share a digest)."""
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-
-def review(requirement: str, text: str, hints: Sequence[str] = ()) -> None:
-    """Ask a person whether *text* says what *requirement*'s sentence of a note asks (D-199).
-
-    A program cannot decide what a sentence means, so this never passes or fails: the
-    report shows *text* beside the sentence (its clause, else its quote, from the
-    catalog) with *hints* (what a keyword reading missed), and the host's manifest
-    records a review of exactly this text (its sha256).
-    """
-    from dsh_conformance.spec import load_catalog
-
-    req = load_catalog().requirements[requirement]
-    _ran(requirement)  # asking for a review is all a test does for it, as when it passes
-    sentence = str(getattr(req, "clause", "") or req.quote)
-    item = {
-        "requirement": requirement,
-        "sha256": text_sha256(text),
-        "text": text,
-        "sentence": sentence,
-        "hints": list(hints),
-    }
-    if item not in _REVIEWS:
-        _REVIEWS.append(item)
-
-
-def take_reviews() -> list[dict[str, Any]]:
-    """The reviews requested since the last call (the harness calls it per test)."""
-    taken = list(_REVIEWS)
-    _REVIEWS.clear()
-    return taken

@@ -136,6 +136,32 @@ class CancellationIgnored(Broken):
         )
 
 
+class CwdNotSearched(Broken):
+    name = "discovery searches ids only"
+    invariant = "Matches the query against session ids only, forgetting the cwd filter."
+    kills = frozenset({"HOST-003"})
+    # The profile restates it: id-or-cwd substring filtering (HOST-011) and its vectors
+    # (HOST-009: "els" finds the session in /else).
+    collateral_ok = frozenset({"HOST-009", "HOST-011"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def list_candidates(
+            target_id: str,
+            target_cwd: str | None,
+            records: Sequence[SessionRecord],
+            query: str = "",
+            limit: int = 50,
+        ) -> list[Candidate]:
+            found = _list(target_id, target_cwd, records, query, limit)  # its validation
+            if not query:
+                return found
+            needle = jsstr.canonical(query).lower()
+            every = _list(target_id, target_cwd, records, "", 2**53 - 1)
+            return [c for c in every if needle in c.session_id.lower()][:limit]
+
+        return ((candidates, "list_candidates", list_candidates),)
+
+
 MEMBERS = (
     IdLabels,
     FirstTitle,
@@ -145,4 +171,5 @@ MEMBERS = (
     SelfListed,
     NoCwdRanking,
     CancellationIgnored,
+    CwdNotSearched,
 )

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
 
-from dsh_conformance.model import mentions
+from dsh_conformance.model import jsstr, mentions, uri
+from dsh_conformance.model.errors import DshError
 from zoo import Area
 from zoo._base import Broken, Patch
 
@@ -99,6 +103,57 @@ class RawMentionText(Broken):
         return {**parsed, "text": args.get("text")}
 
 
+class MarkdownLinks(Broken):
+    name = "mentions formatted as Markdown links"
+    invariant = "Formats a mention as a plain Markdown link `[label](uri)`, without the `@`."
+    kills = frozenset({"MENTION-001"})
+    # The link parses back as a bare URI, so the label (MENTION-002), the readable text
+    # (MENTION-007) and the labels of repeated references (MENTION-006) are lost with it.
+    collateral_ok = frozenset({"MENTION-002", "MENTION-006", "MENTION-007"})
+
+    def op_mention_format(self, args: Mapping[str, Any]) -> Any:
+        return str(self.reference.call("mention.format", args)).removeprefix("@")
+
+
+def _lenient_id(payload: str) -> str | None:
+    """What ``JSON.parse(Buffer.from(payload, 'base64url').toString())`` reads, or None."""
+    usable = payload[: len(payload) - 1] if len(payload) % 4 == 1 else payload
+    try:
+        raw = base64.urlsafe_b64decode(usable + "=" * (-len(usable) % 4))
+        value = json.loads(raw.decode("utf-8", "replace"))
+    except (binascii.Error, ValueError):
+        return None
+    return value if isinstance(value, str) else None
+
+
+class LenientBareUris(Broken):
+    name = "bare URIs decoded leniently"
+    invariant = (
+        "Decodes a bare URI's payload as Buffer.from(..., 'base64url') does (stray trailing "
+        "characters and bits ignored) without checking the decode is canonical."
+    )
+    kills = frozenset({"MENTION-004"})
+
+    def op_mention_parse(self, args: Mapping[str, Any]) -> Any:
+        text = args.get("text")
+        if not isinstance(text, str):
+            return self.reference.call("mention.parse", args)
+        out, pos = [], 0
+        for match in mentions._PATTERN.finditer(text):
+            bare = match.group(3)
+            if bare is None:
+                continue
+            try:
+                uri.decode(bare)
+                continue
+            except DshError:
+                sid = _lenient_id(bare[len(uri.SCHEME) :])
+            if sid is not None:
+                out += [text[pos : match.start(3)], uri.encode(jsstr.canonical(sid))]
+                pos = match.end(3)
+        return self.reference.call("mention.parse", {**args, "text": "".join(out) + text[pos:]})
+
+
 MEMBERS = (
     UnescapedLabels,
     LabelsNotUnescaped,
@@ -106,4 +161,6 @@ MEMBERS = (
     GreedyBareUri,
     DedupedReferences,
     RawMentionText,
+    MarkdownLinks,
+    LenientBareUris,
 )

@@ -6,6 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
+
+from dsh_conformance.adapters.reference import prepare_ops
 from dsh_conformance.model import agent as agent_module
 from dsh_conformance.model import envelope, jsstr
 from dsh_conformance.model.agent import Agent
@@ -17,6 +20,9 @@ from dsh_conformance.model.placement import (
     is_prefix,
     prepare_prompt_message,
 )
+from dsh_conformance.model.retention import RetainedSource
+from dsh_conformance.model.session import Event, Replace, SessionLog
+from dsh_conformance.model.snapshot import SessionSnapshot
 from zoo import Area
 from zoo._base import Broken, Patch
 
@@ -277,6 +283,76 @@ class EnvelopeSentToModel(Broken):
         return ((agent_module, "derive_message", derive_message),)
 
 
+class LabelsInTheWarning(Broken):
+    name = "labels in the warning's heading"
+    invariant = (
+        "Names the referenced sessions' labels in the warning's heading, so the warning "
+        "changes with what is referenced."
+    )
+    kills = frozenset({"ENV-001"})
+    # the profile's exact warning bytes; and the rendering holds more bytes than the typed
+    # claims count (sources plus the reference's fixed framing, D-442): RET-001
+    collateral_ok = frozenset({"ENV-009", "RET-001"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def prompt_text(sources: Sequence[RetainedSource]) -> str:
+            labels = ", ".join(str(s.data["label"]) for s in sources)
+            heading = envelope.PROMPT_PREFIX.replace(
+                "## Referenced sessions\n", f"## Referenced sessions: {labels}\n", 1
+            )
+            return heading + _prompt_text(sources).removeprefix(envelope.PROMPT_PREFIX)
+
+        return ((envelope, "prompt_text", prompt_text),)
+
+
+_prompt_text = envelope.prompt_text
+
+
+class PlainJsonInThePrompt(Broken):
+    name = "prompt data not tag-safe"
+    invariant = (
+        "Writes the data region with plain JSON.stringify, so a referenced text can spell "
+        "the closing </referenced-sessions> tag."
+    )
+    kills = frozenset({"ENV-007"})
+    # the profile's data region without '<'; and the rendering holds fewer bytes than the
+    # typed claims count on the tag-safe serializer (D-442): SER-006
+    collateral_ok = frozenset({"ENV-003", "SER-006"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        return ((envelope, "stringify_tag_safe", jsstr.stringify),)
+
+
+class CompactionRangeEndExclusive(Broken):
+    name = "compaction range read end-exclusive"
+    invariant = (
+        "Folds a source's compaction with the reference service's own fold, reading a "
+        "replace range's end as exclusive, so the last replaced message stays in the snapshot."
+    )
+    kills = frozenset({"ENV-012"})
+    # The same sentence's captured-request half (ENV-065) and what projection keeps of the
+    # revived message (PROJ-001, PROJ-003) break with it.
+    collateral_ok = frozenset({"ENV-065", "PROJ-001", "PROJ-003"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def read_log(log: SessionLog) -> SessionSnapshot:
+            snapshot = _read_log(log)
+            by_seq = {e.seq: e for e in log.events}
+            kept: list[Event] = []
+            for event in snapshot.events:
+                op = event.surface_op
+                last = by_seq.get(op.end) if isinstance(op, Replace) and op.end > op.start else None
+                if last is not None and last.surface_op == "append":
+                    kept.append(last)
+                kept.append(event)
+            return attrs.evolve(snapshot, events=tuple(kept))
+
+        return ((prepare_ops, "read_log", read_log),)
+
+
+_read_log = prepare_ops.read_log
+
+
 MEMBERS = (
     WarningWithoutRepeatClause,
     StatsNotInMeta,
@@ -288,4 +364,7 @@ MEMBERS = (
     SourceNotKept,
     SteeringDropsContexts,
     EnvelopeSentToModel,
+    LabelsInTheWarning,
+    PlainJsonInThePrompt,
+    CompactionRangeEndExclusive,
 )

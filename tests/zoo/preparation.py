@@ -265,6 +265,23 @@ class RenderedInReadOrder(Broken):
         return {**shown, "sources": claimed["sources"]}
 
 
+class PreAbortedSignalIgnored(Broken):
+    name = "an already aborted signal is ignored"
+    invariant = (
+        "Listens for the signal's abort event but never checks `signal.aborted`, so a "
+        "preparation cancelled before it starts runs to completion."
+    )
+    kills = frozenset({"PREP-006"})
+    # Not cancelled, a pre-aborted preparation over a failing read fails with the read's
+    # code instead of SESSION_REFERENCE_CANCELLED.
+    collateral_ok = frozenset({"PREP-007"})
+
+    def op_prepare(self, args: Mapping[str, Any]) -> Any:
+        if args.get("cancelAt") != "before":
+            return self.reference.call("prepare", args)
+        return self.reference.call("prepare", {k: v for k, v in args.items() if k != "cancelAt"})
+
+
 MEMBERS = (
     NoDedupe,
     SelfReferenceAccepted,
@@ -277,4 +294,5 @@ MEMBERS = (
     LastAppearanceOrder,
     SettlementOrder,
     RenderedInReadOrder,
+    PreAbortedSignalIgnored,
 )

@@ -146,6 +146,46 @@ class ShadowedHistory(Broken):
         return ((prepare_ops, "read_log", read_log),)
 
 
+class CheckpointByWholeSource(Broken):
+    name = "checkpoint only for the bare compact source"
+    invariant = (
+        "Recognizes a checkpoint only when its source equals {kind: 'plugin', plugin: "
+        "'compact'} exactly, so a compaction backend adding its own fields is not one."
+    )
+    kills = frozenset({"PROJ-002"})
+    collateral_ok = frozenset({"PROJ-008"})  # the profile's marker rule, restated
+
+    def patches(self) -> tuple[Patch, ...]:
+        def project_event(event: Event) -> projection.ProjectedItem | None:
+            item = _project_event(event)
+            data = event.data if isinstance(event.data, Mapping) else {}
+            if item is None or not item.checkpoint or data.get("source") == _BARE:
+                return item
+            return None  # a plugin-sourced message that is not a checkpoint: not projected
+
+        return ((projection, "project_event", project_event),)
+
+
+_BARE = {"kind": "plugin", "plugin": "compact"}
+
+
+class CaptureSeqOfTheSurface(Broken):
+    name = "capture seq of the last surface node"
+    invariant = (
+        "Reports capturedThroughSeq as the seq of the last current surface node, not of the "
+        "last raw event the read observed."
+    )
+    kills = frozenset({"PROJ-007"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def read_log(log: SessionLog) -> SessionSnapshot:
+            surface = tuple(log.surface())
+            seq = surface[-1].seq if surface else None
+            return SessionSnapshot(log.header, seq, surface)
+
+        return ((prepare_ops, "read_log", read_log),)
+
+
 MEMBERS = (
     InjectedContextProjected,
     ReasoningProjected,
@@ -154,4 +194,6 @@ MEMBERS = (
     CheckpointsDropped,
     TextJoinedWithoutLf,
     ShadowedHistory,
+    CheckpointByWholeSource,
+    CaptureSeqOfTheSurface,
 )

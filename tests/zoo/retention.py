@@ -10,8 +10,10 @@ import attrs
 from dsh_conformance.adapters.reference import prepare_ops
 from dsh_conformance.model import config, headtail, jsstr, retention
 from dsh_conformance.model import prepare as prepare_module
+from dsh_conformance.model.errors import DshError, ErrorCode
 from dsh_conformance.model.headtail import Truncation
 from dsh_conformance.model.projection import ProjectedItem
+from dsh_conformance.model.retention import RetainedSource
 from zoo import Area
 from zoo._base import Broken, Patch
 
@@ -230,6 +232,71 @@ class RenderedUncapped(Broken):
         return {**claimed, "data": shown["data"]}
 
 
+class FixedFieldsOutsideTheBudget(Broken):
+    name = "fixed fields outside the budget"
+    invariant = (
+        "Budgets only the conversation: a source whose fixed fields alone exceed its cap is "
+        "emitted with an empty conversation instead of failing the preparation."
+    )
+    kills = frozenset({"RET-004"})
+    # The emitted source is over its cap (RET-001) and the reference's fixed fields did
+    # not fail (RET-014): the same defect.
+    collateral_ok = frozenset({"RET-001", "RET-014"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def retain(snapshot: Any, label: str, max_bytes: int = 65536, projected: Any = None) -> Any:
+            try:
+                return _retain(snapshot, label, max_bytes, projected)
+            except DshError as exc:
+                empty = _retain(snapshot, label, 2**53 - 1, ())
+                if exc.code != ErrorCode.BUDGET_EXCEEDED or empty.size <= max_bytes:
+                    raise
+            items = _project(snapshot.events) if projected is None else projected
+            stats = attrs.evolve(
+                empty.stats,
+                compacted=any(p.checkpoint for p in items),
+                original_messages=len(items),
+                omitted_messages=len(items),
+                omitted_bytes=sum(len(jsstr.utf8_encode(p.text)) for p in items),
+                truncated=bool(items),
+            )
+            return attrs.evolve(empty, stats=stats)
+
+        return (
+            (retention, "retain", retain),
+            (prepare_ops, "retain", retain),
+            (prepare_module, "retain", retain),
+        )
+
+
+class RawTextAccounting(Broken):
+    name = "bytes counted on the raw texts"
+    invariant = (
+        "Counts each retained text by its raw UTF-8 bytes, not as the serializer writes it "
+        "(quotes, escapes, tag-safe '<'), and reports that count as serializedBytes."
+    )
+    kills = frozenset({"SER-006"})
+    # The profile pins serializedBytes to the tag-safe JSON (RET-014) and the reference's
+    # cuts and failures, which the raw count moves (RET-006, RET-011).
+    # (and the rendering holds more bytes than the raw count claims, D-442: RET-001)
+    collateral_ok = frozenset({"RET-001", "RET-006", "RET-011", "RET-014"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def raw_length(data: bytes) -> int:
+            return len(data)
+
+        def typed(source: RetainedSource) -> dict[str, Any]:
+            return _typed(source) | {"serializedBytes": source.size}
+
+        return (
+            (retention, "tag_safe_length_of", raw_length),
+            (retention.RetainedSource, "typed", typed),
+        )
+
+
+_typed = retention.RetainedSource.typed
+
+
 MEMBERS = (
     DefaultCap8K,
     CapOffByOne,
@@ -242,4 +309,6 @@ MEMBERS = (
     DroppedNotTruncated,
     NewerDroppedFirst,
     RenderedUncapped,
+    FixedFieldsOutsideTheBudget,
+    RawTextAccounting,
 )

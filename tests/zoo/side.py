@@ -7,12 +7,16 @@ from typing import Any
 
 import attrs
 
-from dsh_conformance.model import jsstr, side, side_fork
-from dsh_conformance.model.frozen import FrozenDict
+from dsh_conformance.adapters.contract import ImplementationError
+from dsh_conformance.adapters.reference.agent_ops import agents
+from dsh_conformance.model import agent as agent_module
+from dsh_conformance.model import jsstr, side, side_fork, side_merge
+from dsh_conformance.model.errors import ErrorCode
+from dsh_conformance.model.frozen import FrozenDict, thaw
 from dsh_conformance.model.session import Event
 from dsh_conformance.model.side_framing import FRAMING_TEXT
 from dsh_conformance.model.side_gate import GatedAgent
-from dsh_conformance.model.side_merge import HANDBACK_HEADING
+from dsh_conformance.model.side_merge import HANDBACK_HEADING, HANDBACK_KIND
 from zoo import Area
 from zoo._base import Broken, Patch
 
@@ -170,6 +174,241 @@ class ExplicitHandbackUncapped(Broken):
         return self.reference.call("side.mergeBack", {**args, "cap": max(whole, 256)})
 
 
+# --- issue 41: one member per seed 004 MUST no other member breaks --------------------------
+
+
+class ChildOnTheParentsSession(Broken):
+    name = "child talks under the parent's session"
+    invariant = (
+        "Sends the side session's model requests under the parent's session id (one "
+        "provider session for the family), so the child is not attached to its own agent."
+    )
+    kills = frozenset({"SIDE-003"})
+    # The child's requests carry the other agent's id (SIDE-026's note) and are no longer
+    # its own requests (SIDE-051): the same defect.
+    collateral_ok = frozenset({"SIDE-026", "SIDE-051"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        return ((side, "GatedAgent", _SharedSession),)
+
+
+class _SharedSession(GatedAgent):
+    """A child whose model requests go out under its parent's session."""
+
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        parent = self.header.parent_session
+        return [r | {"sessionId": parent or r["sessionId"]} for r in super().requests]
+
+
+class NoLineageForAnEmptySeed(Broken):
+    name = "no lineage when nothing is copied"
+    invariant = (
+        "Stamps parentSession and seedLength only when the fork copied events "
+        "(`if (seed.length) meta = {...}`), so a child of a parent with no completed turn "
+        "carries no lineage."
+    )
+    kills = frozenset({"SIDE-005"})
+    collateral_ok = frozenset({"SIDE-052"})  # the profile's sentence for the empty prefix
+
+    def patches(self) -> tuple[Patch, ...]:
+        def plan(parent: Any, events: Any, child_id: str) -> side_fork.ForkPlan:
+            out = _plan_fork(parent, events, child_id)
+            if out.seed_length:
+                return out
+            bare = attrs.evolve(out.header, parent_session=None, seed_length=None)
+            return attrs.evolve(out, header=bare)
+
+        return ((side, "plan_fork", plan),)
+
+
+_plan_fork = side_fork.plan_fork
+
+
+class ChildOutsideTheAgentService(Broken):
+    name = "side sessions in a registry of their own"
+    invariant = (
+        "Keeps side sessions in the plugin's own registry: the side ops drive them, but the "
+        "core `agent.state` does not know them (a new service beside ctx.agents)."
+    )
+    kills = frozenset({"SIDE-006"})
+    # SIDE-015's check reads the child's status with agent.state to see it is still live.
+    collateral_ok = frozenset({"SIDE-015"})
+
+    def op_agent_state(self, args: Mapping[str, Any]) -> Any:
+        found = _agent(self, args.get("agent"))
+        if found is not None and found.header.parent_session is not None:
+            raise ImplementationError(ErrorCode.AGENT_NOT_FOUND, "no agent " + repr(found.id))
+        return self.reference.call("agent.state", args)
+
+
+def _agent(member: Broken, agent_id: object) -> Any:
+    """The live agent *agent_id* of *member*'s reference model, or None."""
+    found = agents(member.reference.state).get(agent_id) if isinstance(agent_id, str) else None
+    return found
+
+
+class HandbackNeverAsked(Broken):
+    name = "handback never asked"
+    invariant = (
+        "Never sends the child the handback request: merge-back condenses the child's "
+        "latest answer, whatever it was asked."
+    )
+    kills = frozenset({"SIDE-009"})
+    # The note merged is not the requested one: its meta, heading and the profile's
+    # request-and-answer rule are wrong with it.
+    collateral_ok = frozenset({"SIDE-055", "SIDE-056", "SIDE-058", "SIDE-060"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def ask(registry: Any, child_id: object, cap: object = None) -> None:
+            side.validate_cap(cap)
+            child = side.lookup(registry, child_id)
+            side.seed_length_of(child)
+            side._live(child)
+
+        def latest_answer(events: Sequence[Event], seed_length: int) -> str | None:
+            texts = [side_merge._text_of(e) for e in events if e.type == "assistant/message"]
+            return next((t for t in reversed(texts) if t), None)
+
+        return ((side, "ask_handback", ask), (side, "find_handback", latest_answer))
+
+
+class HandbackNotReplayed(Broken):
+    name = "handback shown, not sent to the model"
+    invariant = (
+        "Logs the merge-back context but leaves handbacks out of the parent's model "
+        "requests (the host renders them for the user only)."
+    )
+    kills = frozenset({"SIDE-010"})
+    collateral_ok = frozenset({"SIDE-090"})  # the profile's byte-exact replay, restated
+
+    def patches(self) -> tuple[Patch, ...]:
+        def derive(event: Event) -> dict[str, Any] | None:
+            data: Any = event.data
+            meta = data.get("meta") if isinstance(data, Mapping) else None
+            handback = isinstance(meta, Mapping) and meta.get("kind") == HANDBACK_KIND
+            if event.type == "context/message" and handback:
+                return None
+            return _derive_message(event)
+
+        return ((agent_module, "derive_message", derive),)
+
+
+_derive_message = agent_module.derive_message
+
+
+class ChildDisposedWithTheParent(Broken):
+    name = "child disposed with its parent"
+    invariant = "Disposes of every side session of a parent when the parent is disposed."
+    kills = frozenset({"SIDE-015"})
+    collateral_ok = frozenset({"SIDE-063"})  # the profile's root-agent rule, restated
+
+    def op_agent_dispose(self, args: Mapping[str, Any]) -> Any:
+        out = self.reference.call("agent.dispose", args)
+        registry = agents(self.reference.state)
+        for agent in list(registry.values()):
+            if agent.header.parent_session == args.get("agent"):
+                agent.dispose()
+        return out
+
+
+class AdvisorNoteInTheSystemPrompt(Broken):
+    name = "advisor note added to the child's system prompt"
+    invariant = (
+        "Frames the child with its context and also appends a 'side session' line to the "
+        "child's system prompt."
+    )
+    kills = frozenset({"SIDE-017"})
+    # The same change breaks the byte-identical prompt (SIDE-008) and the profile's
+    # identical options (SIDE-064).
+    collateral_ok = frozenset({"SIDE-008", "SIDE-064"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def child(header: Any, seed: Any, options: Any, deny: Any) -> GatedAgent:
+            line = "You are in a side session: answer, do not act."
+            noted = attrs.evolve(options, persona=(options.persona + "\n\n" + line).strip())
+            return GatedAgent(header, seed, noted, deny)
+
+        return ((side, "GatedAgent", child),)
+
+
+class MergeLogsSidechatEvent(Broken):
+    name = "merge-back logs a sidechat event"
+    invariant = "Logs a `sidechat/merged` event in the parent after each merge-back context."
+    kills = frozenset({"SIDE-019"})
+    # During a tool batch the event is logged where the profile puts the step's end.
+    collateral_ok = frozenset({"SIDE-059"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def merge(registry: Any, parent_id: object, child_id: object, **kw: Any) -> Any:
+            out = _merge(registry, parent_id, child_id, **kw)
+            parent = side.lookup(registry, parent_id)
+            parent.log.append("sidechat/merged", FrozenDict({"child": child_id}))
+            return out
+
+        return ((side, "merge_back", merge),)
+
+
+class FramedTwice(Broken):
+    name = "framing in two contexts"
+    invariant = "Frames the child with two sidechat contexts, one per concern of the framing."
+    kills = frozenset({"SIDE-024"})
+    collateral_ok = frozenset({"SIDE-028", "SIDE-053", "SIDE-054"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def frame(agent: Any, parent_id: str) -> int:
+            seq = _frame(agent, parent_id)
+            agent.inject(
+                [{"type": "text", "text": "Keep your answers short."}],
+                thaw(side.SIDECHAT_SOURCE),
+                thaw(side.framing_meta(parent_id)),
+            )
+            return seq
+
+        return ((side, "_frame", frame),)
+
+
+class ChildPromptsEchoed(Broken):
+    name = "child prompts echoed to the parent"
+    invariant = (
+        "Mirrors every prompt sent to a side session into its parent's log as a user context."
+    )
+    kills = frozenset({"SIDE-026"})
+    collateral_ok = frozenset({"SIDE-065"})  # the profile's no-other-agent rule, restated
+
+    def op_agent_send(self, args: Mapping[str, Any]) -> Any:
+        out = self.reference.call("agent.send", args)
+        child = _agent(self, args.get("agent"))
+        parent = _agent(self, child.header.parent_session) if child is not None else None
+        if parent is not None and parent.status != "disposed":
+            parent.inject(args["content"])
+        return out
+
+
+class UncompactedHistoryToTheChild(Broken):
+    name = "child told the compacted-away turns"
+    invariant = (
+        "After framing, injects the messages a compaction replaced into the child, so the "
+        "advisor sees the parent's full history rather than its compacted view."
+    )
+    kills = frozenset({"SIDE-029"})
+
+    def patches(self) -> tuple[Patch, ...]:
+        def frame(agent: Any, parent_id: str) -> int:
+            seq = _frame(agent, parent_id)
+            shown = {e.seq for e in agent.log.surface()}
+            for event in agent.events[: agent.header.seed_length or 0]:
+                data: Any = event.data
+                if event.seq in shown or event.type not in ("user/message", "assistant/message"):
+                    continue
+                content = [b for b in thaw(data.get("content", ())) if b.get("type") == "text"]
+                if content:
+                    agent.inject(content, {"kind": "plugin", "plugin": "side-history"})
+            return seq
+
+        return ((side, "_frame", frame),)
+
+
 MEMBERS = (
     ForkIncludesOpenTurn,
     FramingInSystemPrompt,
@@ -179,4 +418,15 @@ MEMBERS = (
     ForkTouchesParent,
     ForeignMerge,
     ExplicitHandbackUncapped,
+    ChildOnTheParentsSession,
+    NoLineageForAnEmptySeed,
+    ChildOutsideTheAgentService,
+    HandbackNeverAsked,
+    HandbackNotReplayed,
+    ChildDisposedWithTheParent,
+    AdvisorNoteInTheSystemPrompt,
+    MergeLogsSidechatEvent,
+    FramedTwice,
+    ChildPromptsEchoed,
+    UncompactedHistoryToTheChild,
 )

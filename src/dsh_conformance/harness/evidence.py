@@ -47,6 +47,14 @@ class Evidence:
     blame: tuple[str, ...] = ()
     request: str = ""
     failure: dict[str, Any] = field(factory=dict)
+    #: A property its non-strict ``xfail`` entry expects to fail met no failure (D-422).
+    not_reproduced: bool = False
+    #: What the manifest lets the test's failure blame (D-421); empty for any.
+    expected_blame: tuple[str, ...] = ()
+
+    def note(self, line: str) -> None:
+        """Start the message with *line*: why the manifest settled the outcome so."""
+        self.message = short(f"{line}\n{self.message}".strip(), MESSAGE_LIMIT)
 
 
 def short(text: str, limit: int) -> str:

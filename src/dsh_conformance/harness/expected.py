@@ -1,23 +1,26 @@
 """The expectation manifest applied to a run: it serves the gate, never conformance.
 
-An entry names a test id or a requirement id and says ``unsupported`` or ``xfail``
-(D-183).  An ``xfail`` test that fails is recorded ``xfail`` with its raw outcome in
-``detail`` (conformance still counts it, D-210); a test-id entry whose test passes is
-an ``xpass``, which fails the gate.  At the end, an entry that matches no test of a
-full collection is ``stale``, and a requirement entry none of whose tests failed is an
-``unexpected-pass``.  The host's reviews in the manifest answer the reviews a test
-asked for (D-199).
+An entry names a test id or a requirement id and says ``unsupported`` or ``xfail``.
+An ``xfail`` test that fails blaming only what its entries name (D-421) is recorded
+``xfail`` with its raw outcome in ``detail`` (conformance still counts it, D-210); a
+test-id entry whose fixed test (or strict property) passes is an ``xpass``, which fails
+the gate, and a property that met no failure is "expected failure not reproduced"
+(D-422).  The manifest changes no example a test runs (D-183, revised).  At the end, an
+entry that matches no test of a full collection is ``stale``, and a requirement entry
+none of whose tests failed is an ``unexpected-pass``.  The host's reviews in the
+manifest answer the reviews a test asked for (D-199).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 import pytest
+from attrs import frozen
 
 from dsh_conformance.errors import HarnessError
-from dsh_conformance.outcomes import APPLICABLE, FAILING, Outcome
+from dsh_conformance.outcomes import APPLICABLE, BROKE, FAILING, Outcome
 
 if TYPE_CHECKING:
     from dsh_conformance.adapters.expectations import Entry, Manifest
@@ -76,45 +79,87 @@ def unsupported(entry: Entry | None) -> str | None:
     return None
 
 
-def without_shrinking(item: pytest.Item, entry: Entry | None) -> Callable[[], None] | None:
-    """A failure the manifest expects needs a failing example, not the smallest one
-    (D-183): Hypothesis skips shrinking it (most of a known divergence's time: minutes
-    on the published release).  Returns what puts the settings back, or None."""
+@frozen
+class Settled:
+    """A test's outcome once its entry applied, and what the record says of it."""
+
+    outcome: Outcome
+    #: The raw outcome behind an ``xfail``, else empty.
+    detail: str = ""
+    #: A line the record's message starts with (why the result is what it is), or empty.
+    note: str = ""
+    #: The property found no failure the non-strict entry expects (D-422).
+    not_reproduced: bool = False
+    #: What the entry lets a failure blame (D-421); empty when any.
+    expected_blame: tuple[str, ...] = ()
+
+
+def settle(
+    entry: Entry | None,
+    outcome: Outcome,
+    blame: Sequence[str],
+    *,
+    allowed: Sequence[str] = (),
+    property_test: bool = False,
+) -> Settled:
+    """*outcome* (and its *blame*) under *entry*, the entry that applies to the test;
+    *allowed* is what the manifest lets its failure blame (``Manifest.expected_blame``:
+    every matching entry's ids, empty for any).  A failure blaming anything else stays
+    a failure (D-421); a property whose examples met no failure under a non-strict entry
+    passed, "expected failure not reproduced" (D-422); a fixed test's pass is an xpass."""
+    from dsh_conformance.adapters.expectations import unexpected_blame
+
     if entry is None or entry.status != "xfail":
-        return None
-    test: Any = getattr(item, "obj", None)
-    current = getattr(test, "_hypothesis_internal_use_settings", None)
-    if current is None or not getattr(test, "is_hypothesis_test", False):
-        return None
-    from hypothesis import Phase, settings
-
-    phases = tuple(p for p in current.phases if p not in (Phase.shrink, Phase.explain))
-    test._hypothesis_internal_use_settings = settings(current, phases=phases)
-
-    def restore() -> None:
-        test._hypothesis_internal_use_settings = current
-
-    return restore
+        return Settled(outcome)
+    allowed = tuple(allowed)
+    if outcome in FAILING:
+        stray = () if outcome in BROKE else unexpected_blame(allowed, blame)
+        if stray:
+            note = (
+                f"unexpected failure: {entry.id} expects only {', '.join(allowed)} to "
+                f"fail here, not {', '.join(stray)}"
+            )
+            return Settled(outcome, note=note, expected_blame=allowed)
+        return Settled(Outcome.XFAIL, detail=str(outcome), expected_blame=allowed)
+    if outcome is Outcome.PASS and not entry.is_requirement:
+        if property_test and not entry.strict:
+            note = (
+                f"expected failure not reproduced: {entry.id} expects a failure, and no "
+                "example of this run found one"
+            )
+            return Settled(outcome, note=note, not_reproduced=True, expected_blame=allowed)
+        return Settled(Outcome.XPASS, note=f"unexpected pass: the manifest says {entry.id} fails")
+    return Settled(outcome)
 
 
 def apply(
-    entry: Entry | None, outcome: Outcome, report: pytest.TestReport, state: Evidence
+    entry: Entry | None,
+    outcome: Outcome,
+    report: pytest.TestReport,
+    state: Evidence,
+    *,
+    allowed: Sequence[str] = (),
+    property_test: bool = False,
 ) -> Outcome:
-    """*outcome* as the manifest sees it: an expected failure becomes ``xfail`` (pytest
-    shows it skipped), a test-id entry's pass an ``xpass`` (pytest shows it failed)."""
-    if entry is None or entry.status != "xfail":
+    """*outcome* as the manifest sees it (``settle``): an expected failure becomes
+    ``xfail`` (pytest shows it skipped), an unexpected pass ``xpass`` (pytest shows it
+    failed); the evidence keeps why.  The test ran exactly as without a manifest: no
+    phase, example or budget depends on it (D-183, revised by issue 41)."""
+    settled = settle(entry, outcome, state.blame, allowed=allowed, property_test=property_test)
+    if entry is None or settled == Settled(outcome):
         return outcome
-    if outcome in FAILING:
-        state.detail = str(outcome)
+    state.detail, state.not_reproduced = settled.detail, settled.not_reproduced
+    state.expected_blame = settled.expected_blame
+    if settled.outcome is Outcome.XFAIL:
         report.outcome = "skipped"
         report.wasxfail = f"{entry.id}: {entry.reason}"
-        return Outcome.XFAIL
-    if outcome is Outcome.PASS and not entry.is_requirement:
+    elif settled.outcome is Outcome.XPASS:
         report.outcome = "failed"
         report.longrepr = f"[XPASS(strict)] expected to fail ({entry.id}: {entry.reason})"
-        state.message = f"unexpected pass: the manifest says {entry.id} fails"
-        return Outcome.XPASS
-    return outcome
+        state.message = settled.note
+    elif settled.note:
+        state.note(settled.note)
+    return settled.outcome
 
 
 def problems(

@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
-from collections.abc import Callable, Generator
+from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -49,8 +49,6 @@ class HarnessPlugin:
     signals: contextlib.ExitStack = field(factory=contextlib.ExitStack)
     #: ``--dsh-resume`` / ``--dsh-last-failed``: the earlier record this run follows.
     earlier: Earlier = field(factory=Earlier)
-    #: What puts a test's Hypothesis settings back when it finishes (by node id).
-    restore: dict[str, Callable[[], None]] = field(factory=dict)
 
     @property
     def options(self) -> RunOptions:
@@ -168,9 +166,6 @@ class HarnessPlugin:
         reason = expected.unsupported(meta.entry)
         if reason is not None:
             pytest.skip(reason)
-        restore = expected.without_shrinking(item, meta.entry)
-        if restore is not None:
-            self.restore[item.nodeid] = restore
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -213,7 +208,11 @@ class HarnessPlugin:
             self._failed(report, call, meta, state, item, exc, fault)
             if outcome in (Outcome.CRASH, Outcome.TIMEOUT, Outcome.PROTOCOL):
                 state.blame = ()  # the adapter broke: no requirement is blamed (D-212)
-        state.outcome = expected.apply(meta.entry, outcome, report, state)
+        manifest = self.manifest
+        allowed = manifest.expected_blame(meta.test_id, meta.requirements) if manifest else ()
+        state.outcome = expected.apply(
+            meta.entry, outcome, report, state, allowed=allowed, property_test=meta.property
+        )
 
     def _failed(
         self,
@@ -249,9 +248,6 @@ class HarnessPlugin:
         from dsh_conformance import unjudged
         from dsh_conformance.checks import take_passed, take_reviews
 
-        restore = self.restore.pop(nodeid, None)
-        if restore is not None:
-            restore()
         meta = self.meta.get(nodeid)
         state = self.progress.pop(nodeid, None)
         if meta is None or state is None:

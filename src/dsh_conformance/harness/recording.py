@@ -131,6 +131,8 @@ def result_of(
         reviews=reviews,
         judged=judged,
         unjudged=tuple(unjudged),
+        not_reproduced=state.not_reproduced,
+        expectation_blames=state.expected_blame,
     )
 
 

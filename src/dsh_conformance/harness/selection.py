@@ -35,6 +35,8 @@ class ItemMeta:
     requirements: tuple[str, ...]
     capabilities: tuple[str, ...]
     entry: Entry | None
+    #: A Hypothesis test: its examples may meet a failure or not (D-422).
+    property: bool = False
 
 
 @frozen
@@ -132,7 +134,8 @@ def select(
             selected = False
         if selected:
             kept.append(item)
-            meta[item.nodeid] = ItemMeta(test_id, reqs, caps, entry)
+            is_property = bool(getattr(getattr(item, "obj", None), "is_hypothesis_test", 0))
+            meta[item.nodeid] = ItemMeta(test_id, reqs, caps, entry, is_property)
         else:
             removed.append(item)
     return Selection(kept, removed, meta)

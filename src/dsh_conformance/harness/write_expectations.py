@@ -1,9 +1,10 @@
 """``--write-expectations``: an expectation manifest for the failures of a run.
 
 Each failing test gets an ``xfail`` entry whose reason is its raw outcome and the one
-line its failure reads as; an entry of the run's own manifest that still applies is
-kept as it is, with its reason and links; entries for other implementation versions are
-kept too.  An existing file keeps its comments and order (tomlkit).
+line its failure reads as, naming what it blames (D-421); an entry of the run's own
+manifest that still applies is kept as it is, with its reason and links (and the ids a
+failure newly blames); entries for other implementation versions are kept too.  An
+existing file keeps its comments and order (tomlkit).
 """
 
 from __future__ import annotations
@@ -42,15 +43,34 @@ def entries(manifest: Manifest | None, results: Sequence[TestResult]) -> list[En
         failed = result.outcome in FAILING - {Outcome.XPASS} or result.detail
         if result.expectation and result.expectation in old:
             kept = old[result.expectation]
-            still = result.outcome is Outcome.UNSUPPORTED or failed
+            # a property that met no failure this time still has it (D-422)
+            still = result.outcome is Outcome.UNSUPPORTED or failed or result.not_reproduced
             if still and kept.status in ("unsupported", "xfail"):
-                out[kept.id] = kept
+                assert manifest is not None  # old is empty without one
+                allowed = manifest.expected_blame(result.nodeid, result.requirements)
+                out[kept.id] = widened(kept, result.blame, allowed)
                 continue
         if failed:
             out[result.nodeid] = Entry(
-                id=result.nodeid, status="xfail", reason=words(reason(result), REASON_LIMIT)
+                id=result.nodeid,
+                status="xfail",
+                reason=words(reason(result), REASON_LIMIT),
+                blames=result.blame,
             )
     return list(out.values())
+
+
+def widened(entry: Entry, blame: Sequence[str], allowed: Sequence[str]) -> Entry:
+    """*entry* naming too what *blame* has beyond *allowed* (the manifest's ids for the
+    test, D-421); an entry that lets any failure blame anything stays so."""
+    from attrs import evolve
+
+    from dsh_conformance.adapters.expectations import unexpected_blame
+
+    stray = unexpected_blame(allowed, blame)
+    if not stray or not entry.expected_blame:
+        return entry
+    return evolve(entry, blames=tuple(dict.fromkeys((*entry.blames, *stray))))
 
 
 def reason(result: TestResult) -> str:

@@ -66,6 +66,12 @@ class TestResult:
     #: seen, reason, by (``host``: its result; ``suite``: a reading error of the suite's).
     #: Such a requirement is not judged by this test; the test's other checks are.
     unjudged: tuple[Mapping[str, Any], ...] = field(default=(), converter=_maps)
+    #: A property test its ``xfail`` entry expects to fail whose examples found no
+    #: failure (D-422): it passed, and the gate lists it as not reproduced.
+    not_reproduced: bool = False
+    #: The ids the applied entry lets a failure blame (D-421), when it names them: of a
+    #: failure's blame, only the others are unexpected.
+    expectation_blames: tuple[str, ...] = field(default=(), converter=_tuple)
 
     @property
     def failed(self) -> bool:
@@ -146,6 +152,10 @@ class TestResult:
             data["blame"] = list(self.blame)
         if self.judged is not None:
             data["judged"] = list(self.judged)
+        if self.not_reproduced:
+            data["not_reproduced"] = True
+        if self.expectation_blames:
+            data["expectation_blames"] = list(self.expectation_blames)
         if self.request:
             data["request"] = jsstr.parse(self.request)
         if self.reviews:
@@ -175,6 +185,8 @@ class TestResult:
             failure=dict(data.get("failure") or {}),
             judged=None if data.get("judged") is None else [str(r) for r in data["judged"]],
             unjudged=[dict(u) for u in data.get("unjudged", [])],
+            not_reproduced=bool(data.get("not_reproduced", False)),
+            expectation_blames=[str(r) for r in data.get("expectation_blames", [])],
         )
 
 

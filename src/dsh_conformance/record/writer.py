@@ -69,7 +69,8 @@ def settle_exit_status(path: Path, status: int, fail_on: str | None = None) -> N
         return
     if not isinstance(footer, dict) or footer.get("type") != "footer":
         return
-    if footer.get("exit_status") == status and footer.get("fail_on", fail_on) == fail_on:
+    gated = fail_on is None or footer.get("fail_on") == fail_on  # absent: not yet said
+    if footer.get("exit_status") == status and gated:
         return
     from dsh_conformance.reporting.escape import json_text
 

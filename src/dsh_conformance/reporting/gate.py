@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Final
 
 from attrs import frozen
 
@@ -15,6 +16,15 @@ from dsh_conformance.outcomes import BROKE, GATES, MISBEHAVED, Outcome
 from dsh_conformance.record import RunRecord, TestResult
 from dsh_conformance.reporting.gateitems import GateItem, item_of_problem, item_of_test
 from dsh_conformance.reporting.problems import PROBLEM_WORDS, run_problems
+
+#: How the reports show a property whose expected failure no example met (D-422).
+NOT_REPRODUCED: Final = "pass (expected failure not reproduced)"
+
+
+def expected_as(test: TestResult) -> str:
+    """What an expected result was, as every report lists it: the raw outcome behind an
+    ``xfail``, ``unsupported``, or a pass that did not reproduce the failure (D-422)."""
+    return NOT_REPRODUCED if test.not_reproduced else test.detail or str(test.outcome)
 
 
 def _selection(gate: str) -> tuple[set[str], set[str]]:
@@ -56,6 +66,9 @@ class Gate:
     #: Run problems (aborted, interrupted, nothing tested, …): the gate fails on them
     #: whatever the tests say, as the exit status does (D-175): a green cannot lie.
     blocked: tuple[str, ...] = ()
+    #: Property tests whose expected failure no example of this run met (D-422): they
+    #: passed; listed, never failing the gate.
+    not_reproduced: tuple[TestResult, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -73,6 +86,20 @@ class Gate:
         )
 
     @property
+    def listed(self) -> tuple[TestResult, ...]:
+        """Every result the manifest expects, as the reports' expected section lists them:
+        expected failures and unsupported tests, then the failures not reproduced."""
+        return self.expected + self.not_reproduced
+
+    @property
+    def expected_counts(self) -> str:
+        """``3 failures, 1 unsupported tests[, 1 expected failures not reproduced]``."""
+        failures = sum(t.outcome is Outcome.XFAIL for t in self.expected)
+        text = f"{failures} failures, {len(self.expected) - failures} unsupported tests"
+        missed = len(self.not_reproduced)
+        return text + (f", {missed} expected failures not reproduced" if missed else "")
+
+    @property
     def label(self) -> str:
         if self.blocked:
             why = ", ".join(PROBLEM_WORDS.get(code, code) for code in self.blocked)
@@ -84,6 +111,8 @@ class Gate:
         skipped = len(self.expected) - failures
         expected = f"{failures} expected failures, " if failures else ""
         expected += f"{skipped} tests the manifest marks unsupported, " if skipped else ""
+        missed = len(self.not_reproduced)
+        expected += f"{missed} expected failures not reproduced, " if missed else ""
         if self.passed:
             return f"within expectations ({expected}manifest {Path(self.manifest).name})"
         plural = "result" if self.count == 1 else "results"
@@ -108,6 +137,10 @@ class Gate:
                 }
                 for t in self.expected
             ],
+            "not_reproduced": [
+                {"nodeid": t.nodeid, "expectation": t.expectation, "reason": t.expectation_reason}
+                for t in self.not_reproduced
+            ],
             "problems": [dict(p) for p in self.problems],
             "blocked": list(self.blocked),
         }
@@ -129,8 +162,15 @@ def gate_of(record: RunRecord, fail_on: str | None = None, *, incomplete_ok: boo
     )
     manifest = record.header.get("expectations")
     blocked = tuple(p.code for p in run_problems(record, incomplete_ok=incomplete_ok))
+    missed = tuple(t for t in record.tests if t.not_reproduced)
     return Gate(
-        fail_on, str(manifest) if manifest else None, unexpected, expected, problems, blocked
+        fail_on,
+        str(manifest) if manifest else None,
+        unexpected,
+        expected,
+        problems,
+        blocked,
+        missed,
     )
 
 
@@ -140,6 +180,10 @@ def _unexpected(test: TestResult, gated: set[str]) -> bool:
     if test.outcome not in MISBEHAVED:
         return False
     blamed = set(test.blame or test.requirements)
+    if test.expectation_blames:  # only what the entry does not name is unexpected (D-421)
+        blamed -= set(test.expectation_blames)
+        if not blamed:
+            return False
     return bool(blamed & gated) or not blamed & known_ids()
 
 

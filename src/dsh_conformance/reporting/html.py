@@ -14,6 +14,7 @@ from dsh_conformance.outcomes import MISBEHAVED
 from dsh_conformance.record import RunRecord, TestResult
 from dsh_conformance.reporting import failuretext
 from dsh_conformance.reporting.escape import for_html, html_with_code
+from dsh_conformance.reporting.gate import expected_as
 from dsh_conformance.reporting.gateitems import GateItem
 from dsh_conformance.reporting.judgement import Judgement, judge
 from dsh_conformance.reporting.replay import replay_test_command
@@ -152,7 +153,7 @@ def _verdict_rows(judgement: Judgement, anchor: str) -> str:
     )
     gate = judgement.gate
     expected = (
-        f'<a href="#{anchor}">{len(gate.expected)} expected</a>' if gate.expected else "0 expected"
+        f'<a href="#{anchor}">{len(gate.listed)} expected</a>' if gate.listed else "0 expected"
     )
     return cells + (
         f'<tr><td>gate</td><td class="{"ok" if gate.passed else "bad"}">'
@@ -205,17 +206,17 @@ def _overview(judgement: Judgement, anchor: str) -> str:
 def _expected(judgement: Judgement, anchor: str) -> str:
     """The results the manifest expects, each beside its reason: last (D-461)."""
     gate = judgement.gate
-    if not gate.expected:
+    if not gate.listed:
         return ""
     rows = "".join(
-        f"<li><code>{for_html(t.nodeid)}</code> {for_html(t.detail or str(t.outcome))}, "
+        f"<li><code>{for_html(t.nodeid)}</code> {for_html(expected_as(t))}, "
         f"blames <b>{for_html(', '.join(t.blame or t.requirements))}</b>: "
         f"{for_html(t.expectation_reason or t.expectation)}</li>"
-        for t in gate.expected[:200]
+        for t in gate.listed[:200]
     )
     return (
         f'<h3 id="{anchor}">Expected by the manifest: '
-        f"{for_html(judgement.record.adapter_label)} ({len(gate.expected)}: they pass the "
+        f"{for_html(judgement.record.adapter_label)} ({len(gate.listed)}: they pass the "
         "gate; a failure still counts against conformance, an unsupported test is not "
         f"judged)</h3><ul>{rows}</ul>"
     )

@@ -19,6 +19,7 @@ from dsh_conformance.outcomes import Outcome
 from dsh_conformance.record import RunRecord
 from dsh_conformance.reporting import failuretext
 from dsh_conformance.reporting.escape import for_xml
+from dsh_conformance.reporting.gate import NOT_REPRODUCED
 from dsh_conformance.reporting.judgement import Judgement, judge
 from dsh_conformance.reporting.reviews import review_state
 from dsh_conformance.reporting.rows import (
@@ -76,6 +77,8 @@ def render(record: RunRecord) -> str:
         for req in test.blame:
             ET.SubElement(props, "property", name="blames", value=req)
         ET.SubElement(props, "property", name="outcome", value=str(test.outcome))
+        if test.not_reproduced:  # a pass its entry expected to fail (D-422)
+            ET.SubElement(props, "property", name="expected", value=NOT_REPRODUCED)
         message = for_xml(test.message)
         body = for_xml(test.longrepr or test.message)
         if test.outcome in _FAILURE or test.outcome in _ERROR:  # D-310: the failure first

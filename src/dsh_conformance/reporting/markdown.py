@@ -21,6 +21,7 @@ from dsh_conformance.reporting.escape import (
     markdown_block,
     markdown_with_code,
 )
+from dsh_conformance.reporting.gate import expected_as
 from dsh_conformance.reporting.gateitems import GateItem
 from dsh_conformance.reporting.judgement import Judgement, judge
 from dsh_conformance.reporting.replay import replay_command
@@ -74,7 +75,7 @@ def verdict_table(judgement: Judgement) -> list[str]:
             + " |"
         )
     gate = judgement.gate
-    expected = f"[{len(gate.expected)} expected](#expected)" if gate.expected else "0 expected"
+    expected = f"[{len(gate.listed)} expected](#expected)" if gate.listed else "0 expected"
     lines.append(
         f"| gate | {'✅' if gate.passed else '❌'} {for_markdown_cell(gate.label, 1000)} | "
         f"{gate.count} unexpected, {expected} |"
@@ -242,24 +243,23 @@ def expected_section(judgement: Judgement, limit: int = 200) -> list[str]:
     """Each result the manifest expected, beside its reason (D-211): excused by the gate,
     a failure still failing the conformance verdict.  Last: nothing here needs acting on
     before the gate's items do."""
-    expected = judgement.gate.expected
+    gate = judgement.gate
+    expected = gate.listed
     if not expected:
         return []
-    failures = sum(t.outcome is Outcome.XFAIL for t in expected)
     lines = [
         "### Expected",
         "",
-        f"{len(expected)} results the manifest expects ({failures} failures, "
-        f"{len(expected) - failures} unsupported tests): they pass the gate; a failure "
-        "still counts against conformance, an unsupported test is not judged.",
+        f"{len(expected)} results the manifest expects ({gate.expected_counts}): they "
+        "pass the gate; a failure still counts against conformance, an unsupported test "
+        "is not judged.",
         "",
         "| test | outcome | blames | entry | reason |",
         "|---|---|---|---|---|",
     ]
     for test in expected[:limit]:
-        raw = test.detail or str(test.outcome)
         lines.append(
-            f"| {for_markdown_code(test.nodeid)} | {for_markdown_cell(raw)} "
+            f"| {for_markdown_code(test.nodeid)} | {for_markdown_cell(expected_as(test))} "
             f"| {', '.join(test.blame or test.requirements)} "
             f"| {for_markdown_code(test.expectation)} "
             f"| {for_markdown_cell(test.expectation_reason, 600)} |"

@@ -20,6 +20,7 @@ from dsh_conformance.outcomes import MISBEHAVED, Outcome
 from dsh_conformance.record import RunRecord, TestResult
 from dsh_conformance.reporting import failuretext
 from dsh_conformance.reporting.escape import for_terminal
+from dsh_conformance.reporting.gate import expected_as
 from dsh_conformance.reporting.gateitems import MANIFEST_PROBLEM, GateItem
 from dsh_conformance.reporting.judgement import Judgement, judge
 from dsh_conformance.reporting.replay import replay_command
@@ -147,22 +148,19 @@ def gate_lines(judgement: Judgement) -> RenderableType:
 
 def expected_lines(judgement: Judgement, all_rows: bool = False) -> RenderableType:
     """The results the manifest expects: a count and a pointer, or each one (*all_rows*)."""
-    expected = judgement.gate.expected
-    if not expected:
+    gate = judgement.gate
+    if not gate.listed:
         return Text("")
-    failures = sum(t.outcome is Outcome.XFAIL for t in expected)
     line = Text(
-        f"expected by the manifest: {failures} failures, {len(expected) - failures} "
-        "unsupported tests — they pass the gate, a failure still counts against "
-        "conformance; each with its reason in report.md#expected"
-        + ("" if all_rows else " (--all lists them here)"),
+        f"expected by the manifest: {gate.expected_counts} — they pass the gate, a "
+        "failure still counts against conformance; each with its reason in "
+        "report.md#expected" + ("" if all_rows else " (--all lists them here)"),
         style="yellow",
     )
     if all_rows:
-        for test in expected:
-            raw = test.detail or str(test.outcome)
+        for test in gate.listed:
             line.append(
-                f"\n  expected {raw}: {for_terminal(test.nodeid)} — "
+                f"\n  expected {expected_as(test)}: {for_terminal(test.nodeid)} — "
                 f"{for_terminal(test.expectation_reason or test.expectation)}",
                 "yellow",
             )
