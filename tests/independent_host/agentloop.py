@@ -259,8 +259,9 @@ class Agent:
     def _seed_turns(self) -> int:
         last, open_turn = 0, None
         for event in self.events:
-            data = event.get("data") if isinstance(event.get("data"), dict) else {}
-            number = data.get("turn") if isinstance(data.get("turn"), int) else None
+            data = event.get("data")
+            turn = data.get("turn") if isinstance(data, dict) else None
+            number = turn if isinstance(turn, int) else None
             if event["type"] == "turn/start":
                 last = max(last, number or last + 1)
                 open_turn = number or last
@@ -270,9 +271,7 @@ class Agent:
             self.append("turn/end", {"turn": open_turn, "reason": {"kind": "interrupted"}})
         return last
 
-    def append(
-        self, kind: str, data: dict[str, Any], provenance: list[int] | None = None
-    ) -> int:
+    def append(self, kind: str, data: dict[str, Any], provenance: list[int] | None = None) -> int:
         seq = len(self.events)
         event: dict[str, Any] = {"type": kind, "seq": seq, "time": now_ms(), "data": data}
         if kind in SURFACE_TYPES:
@@ -307,7 +306,9 @@ class Agent:
 
     # -- host calls ----------------------------------------------------------------------
 
-    def send(self, content: Any, source: Any = None, contexts: Any = None, tag: Any = None) -> Record:
+    def send(
+        self, content: Any, source: Any = None, contexts: Any = None, tag: Any = None
+    ) -> Record:
         return self._enqueue(content, source, contexts, tag, steer=False)
 
     def steer(self, content: Any, source: Any = None, contexts: Any = None) -> Record:
@@ -328,12 +329,16 @@ class Agent:
             self._kick()
         return record
 
-    def inject(self, content: Any, source: Any = None, meta: Any = None, has_meta: bool = False) -> None:
+    def inject(
+        self, content: Any, source: Any = None, meta: Any = None, has_meta: bool = False
+    ) -> None:
         if self._disposed:
             raise HostError(DISPOSED, "the agent was disposed of")
         if _hostile(content) or _hostile(source) or _hostile(meta):
             raise HostError(INVALID_MESSAGE, "the injection holds a value JSON cannot carry")
-        item = Injection(_blocks(content, "content"), _source(source), copy.deepcopy(meta), has_meta)
+        item = Injection(
+            _blocks(content, "content"), _source(source), copy.deepcopy(meta), has_meta
+        )
         if self._turn is not None:
             self._landing.append(item)
         else:
@@ -408,7 +413,9 @@ class Agent:
         while self._landing:
             self._write_injection(self._landing.pop(0))
 
-    def _write_prompt(self, kind: str, content: list[Any], contexts: list[Any], source: Any) -> None:
+    def _write_prompt(
+        self, kind: str, content: list[Any], contexts: list[Any], source: Any
+    ) -> None:
         prefix = [c for c in contexts if c.get("placement") == "prompt-prefix"]
         data: dict[str, Any] = {"content": copy.deepcopy(content), "source": copy.deepcopy(source)}
         if prefix:
@@ -420,7 +427,10 @@ class Agent:
                 if "meta" in c:
                     entry["meta"] = copy.deepcopy(c["meta"])
                 envelope.append(entry)
-            data["envelope"] = {"displayContent": copy.deepcopy(content), "prefixContexts": envelope}
+            data["envelope"] = {
+                "displayContent": copy.deepcopy(content),
+                "prefixContexts": envelope,
+            }
         if kind == "steering/message":
             assert self._turn is not None
             data["turn"] = self._turn.number
@@ -471,7 +481,9 @@ class Agent:
                 return self._interrupted()
             except ModelFailure as exc:
                 self._steering.clear()
-                self._close({"kind": "error", "step": step, "failure": _failure(exc.message, exc.code)})
+                self._close(
+                    {"kind": "error", "step": step, "failure": _failure(exc.message, exc.code)}
+                )
                 return
             if calls:
                 await self._tool_batch(calls)
@@ -528,16 +540,25 @@ class Agent:
             self._turn.texts.append("".join(text))
         for call in calls:
             content.append(
-                {"type": "tool-call", "id": call["id"], "name": call["name"], "arguments": call["arguments"]}
+                {
+                    "type": "tool-call",
+                    "id": call["id"],
+                    "name": call["name"],
+                    "arguments": call["arguments"],
+                }
             )
-        provenance = {"provider": self.options.get("provider", "mock"), "model": self.options.get("model", "scripted")}
+        provenance = {
+            "provider": self.options.get("provider", "mock"),
+            "model": self.options.get("model", "scripted"),
+        }
         self.append("assistant/message", {"content": content, "provenance": provenance}, chunks)
         return calls
 
     async def _tool_batch(self, calls: list[dict[str, Any]]) -> None:
         for call in calls:
             seq = self.append(
-                "tool/call", {"callId": call["id"], "name": call["name"], "arguments": call["arguments"]}
+                "tool/call",
+                {"callId": call["id"], "name": call["name"], "arguments": call["arguments"]},
             )
             data: dict[str, Any] = {"callId": call["id"]}
             if self._stop:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from tests.independent_host import prepare as preparation
@@ -41,8 +41,9 @@ def arguments_text(value: Any) -> str:
 class ScriptedModel:
     """The host's model adapter: record the request, run the steps on it, then answer."""
 
-    def __init__(self, replies: list[dict[str, Any]], fire: Callable[[Any], None],
-                 key: Callable[[int], Any]) -> None:
+    def __init__(
+        self, replies: list[dict[str, Any]], fire: Callable[[Any], None], key: Callable[[int], Any]
+    ) -> None:
         self.replies, self.fire, self.key = replies, fire, key
         self.requests: list[dict[str, Any]] = []
 
@@ -85,8 +86,9 @@ class ScriptedTools:
         return copy.deepcopy(result), bool(tool.get("isError", False))
 
 
-def listener_chain(listeners: list[dict[str, Any]], count: Callable[[], int]) -> Callable[
-    [Record, Next], Any]:
+def listener_chain(
+    listeners: list[dict[str, Any]], count: Callable[[], int]
+) -> Callable[[Record, Next], Awaitable[Allow | Block]]:
     """The script's prompt-submit listeners, first = outermost, each one a closure on next()."""
     chain = [lis for lis in listeners if lis.get("event", "prompt-submit") == "prompt-submit"]
 

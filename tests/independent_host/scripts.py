@@ -45,8 +45,11 @@ def check_agent(agent: Any, pointer: str) -> dict[str, Any]:
         raise _bad(f"{pointer}/header", "must be an object")
     if "seed" in agent and not isinstance(agent["seed"], list):
         raise _bad(f"{pointer}/seed", "must be an array")
-    options = _only(agent.get("options", {}), f"{pointer}/options", {
-        "provider", "model", "persona", "sections", "tools"})
+    options = _only(
+        agent.get("options", {}),
+        f"{pointer}/options",
+        {"provider", "model", "persona", "sections", "tools"},
+    )
     for name in ("provider", "model", "persona"):
         if name in options and not isinstance(options[name], str):
             raise _bad(f"{pointer}/options/{name}", "must be a string")
@@ -130,7 +133,7 @@ def _trigger(on: Any, pointer: str, side: bool) -> Any:
         raise _bad(pointer, "unknown trigger")
     if len(on) != 1:
         raise _bad(pointer, "unknown trigger")
-    (name, value), = on.items()
+    ((name, value),) = on.items()
     if name == "toolCall" and isinstance(value, str):
         return (name, value)
     if name in ("submit", "request", "turnEnd", "idle") and _int(value, 1):
@@ -145,8 +148,21 @@ def _content(step: dict[str, Any], here: str) -> None:
         raise _bad(f"{here}/text", "must be a string")
 
 
-STEP_KEYS = {"on", "do", "target", "references", "prepared", "child", "cap", "text", "content",
-             "source", "contexts", "meta", "cause"}
+STEP_KEYS = {
+    "on",
+    "do",
+    "target",
+    "references",
+    "prepared",
+    "child",
+    "cap",
+    "text",
+    "content",
+    "source",
+    "contexts",
+    "meta",
+    "cause",
+}
 
 
 def check_scenario(script: Any) -> list[Any]:
@@ -158,10 +174,31 @@ def check_scenario(script: Any) -> list[Any]:
         raise _bad("/listeners", "must be an array")
     for i, lis in enumerate(listeners):
         here = f"/listeners/{i}"
-        _only(lis, here, {"event", "kind", "submission", "turn", "content", "additionalContexts",
-                          "contexts", "position", "reason", "message", "code"})
+        _only(
+            lis,
+            here,
+            {
+                "event",
+                "kind",
+                "submission",
+                "turn",
+                "content",
+                "additionalContexts",
+                "contexts",
+                "position",
+                "reason",
+                "message",
+                "code",
+            },
+        )
         event = lis.get("event", "prompt-submit")
-        kinds = SUBMIT_KINDS if event == "prompt-submit" else STOP_KINDS if event == "turn-stop" else None
+        kinds = (
+            SUBMIT_KINDS
+            if event == "prompt-submit"
+            else STOP_KINDS
+            if event == "turn-stop"
+            else None
+        )
         if kinds is None or lis.get("kind") not in kinds:
             raise _bad(here, f"a {event} listener cannot be {lis.get('kind')!r}")
         if lis.get("position", "prepend") not in ("prepend", "append"):
@@ -206,20 +243,31 @@ def check_scenario(script: Any) -> list[Any]:
             if key != "start" and key[0] != "idle":
                 raise _bad(f"{here}/on", "a prepare step runs on start or idle only")
         if action in ("fork", "mergeBack"):
-            raise HostError("DSH_UNSUPPORTED_OPERATION", f"{here}: side sessions need the side capability")
+            raise HostError(
+                "DSH_UNSUPPORTED_OPERATION", f"{here}: side sessions need the side capability"
+            )
     check_tools(replies, "/replies", options)
     _reachable(script, replies, steps, keys, calls)
     return keys
 
 
-def _reachable(script: dict[str, Any], replies: list[Any], steps: list[Any], keys: list[Any],
-               calls: dict[str, str]) -> None:
+def _reachable(
+    script: dict[str, Any],
+    replies: list[Any],
+    steps: list[Any],
+    keys: list[Any],
+    calls: dict[str, str],
+) -> None:
     seed_turns = 0
     for event in script["agent"].get("seed", []):
         if isinstance(event, dict) and event.get("type") == "turn/start":
-            data = event.get("data") if isinstance(event.get("data"), dict) else {}
-            turn = data.get("turn")
-            seed_turns = max(seed_turns + 1, turn) if _int(turn) else seed_turns + 1
+            data = event.get("data")
+            turn = data.get("turn") if isinstance(data, dict) else None
+            seed_turns = (
+                max(seed_turns + 1, turn)
+                if isinstance(turn, int) and _int(turn)
+                else seed_turns + 1
+            )
     prompts = sum(1 for s in steps if s.get("do") in ("send", "steer"))
     turns = prompts + sum(1 for s in steps if s.get("do") in ("inject", "mergeBack"))
     for i, key in enumerate(keys):
@@ -240,7 +288,11 @@ def _reachable(script: dict[str, Any], replies: list[Any], steps: list[Any], key
             key == ("request", n) and steps[i].get("do") in ("cancel", "dispose")
             for i, key in enumerate(keys)
         ):
-            raise _bad(f"/replies/{n - 1}", "a hanging reply needs a cancel or dispose on its request", UNREACHABLE)
+            raise _bad(
+                f"/replies/{n - 1}",
+                "a hanging reply needs a cancel or dispose on its request",
+                UNREACHABLE,
+            )
 
 
 def check_side(script: Any) -> list[Any]:
@@ -254,7 +306,10 @@ def check_side(script: Any) -> list[Any]:
         raise _bad("/child", "the side session needs an id of its own")
     replies = _only(script.get("replies", {}), "/replies", {"parent", "child"})
     calls: dict[str, str] = {}
-    lists = {who: check_replies(replies.get(who, []), f"/replies/{who}", calls) for who in ("parent", "child")}
+    lists = {
+        who: check_replies(replies.get(who, []), f"/replies/{who}", calls)
+        for who in ("parent", "child")
+    }
     steps = script.get("steps")
     if not isinstance(steps, list):
         raise _bad("/steps", "must be an array")
@@ -284,5 +339,9 @@ def check_side(script: Any) -> list[Any]:
                 and steps[i].get("session", "parent") == who
                 for i, key in enumerate(keys)
             ):
-                raise _bad(f"/replies/{who}/{n - 1}", "a hanging reply needs a cancel or dispose on its request", UNREACHABLE)
+                raise _bad(
+                    f"/replies/{who}/{n - 1}",
+                    "a hanging reply needs a cancel or dispose on its request",
+                    UNREACHABLE,
+                )
     return keys

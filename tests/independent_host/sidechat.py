@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+from collections.abc import Callable
 from typing import Any
 
 from tests.independent_host import scripts
@@ -31,6 +32,11 @@ FRAMING = (
     " When asked for a handback, give a short conclusion the main session can use."
 )
 CUT = " [...]"
+
+
+def _request_key(who: str) -> Callable[[int], Any]:
+    """The trigger key of *who*'s n-th model request (docs/side-scenario.md)."""
+    return lambda n: ("request", who, n)
 
 
 def fork_point(events: list[dict[str, Any]]) -> int:
@@ -78,13 +84,18 @@ class SideRun:
         self.options = parent.get("options", {})
         replies = script.get("replies", {})
         self.models = {
-            who: ScriptedModel(replies.get(who, []), self.fire, lambda n, w=who: ("request", w, n))
+            who: ScriptedModel(replies.get(who, []), self.fire, _request_key(who))
             for who in ("parent", "child")
         }
         self.tools = ScriptedTools(self.options, lambda key: None)
         self.parent = Agent(
-            parent["id"], parent.get("header", {}), parent.get("seed", []), self.options,
-            self.models["parent"], self.tools, Hooks(),
+            parent["id"],
+            parent.get("header", {}),
+            parent.get("seed", []),
+            self.options,
+            self.models["parent"],
+            self.tools,
+            Hooks(),
         )
         self.child: Agent | None = None
         self.asked: set[int] = set()
@@ -140,8 +151,13 @@ class SideRun:
         }
         header |= {"createdAt": now_ms(), "parentSession": self.parent.id, "seedLength": cut}
         child = Agent(
-            self.script["child"], header, copy.deepcopy(self.parent.events[:cut]), self.options,
-            self.models["child"], self.tools, Hooks(turn_closed=self._closed),
+            self.script["child"],
+            header,
+            copy.deepcopy(self.parent.events[:cut]),
+            self.options,
+            self.models["child"],
+            self.tools,
+            Hooks(turn_closed=self._closed),
         )
         meta = {"purpose": "advisor-framing", "forkedFrom": self.parent.id, "atEvent": cut}
         child.append(
