@@ -54,14 +54,22 @@ def canonical_json(value: object) -> str:
 # --- balanced completed-turn prefix ------------------------------------------------------
 
 
-def _turn_ok(turn: Events, number: int | None) -> bool:
+def _turn_ok(turn: Events, number: int | None, steps: bool = True) -> bool:
     """One closed turn ``turn/start … turn/end``: numbering (unless *number* is None),
-    step nesting, call pairing."""
+    step nesting, call pairing.
+
+    *steps* False is the note's reading (D-446): a turn in which the host writes no
+    ``step/start``/``step/end`` at all is one implicit step, balanced when every tool call
+    it makes is answered before its turn/end; step events are the reference's vocabulary,
+    checked only where a host writes them."""
     opened, closed = turn[0]["data"].get("turn"), turn[-1]["data"].get("turn")
     if number is not None and (opened != number or closed != number):
         return False
     if opened != closed:  # a turn/end closes the turn it names
         return False
+    stepless = not steps and not any(e["type"] in ("step/start", "step/end") for e in turn)
+    if stepless:
+        return _calls_answered(turn[1:-1])
     in_step = False
     waiting: set[str] = set()
     for event in turn[1:-1]:
@@ -94,13 +102,32 @@ def _turn_ok(turn: Events, number: int | None) -> bool:
     return not in_step
 
 
-def expected_prefix_length(events: Events, numbered: bool = True) -> int:
+def _calls_answered(body: Events) -> bool:
+    """Every tool call of a stepless turn's body answered by a tool/result after it."""
+    waiting: set[str] = set()
+    for event in body:
+        kind, data = event["type"], event["data"]
+        if kind in ("turn/start", "turn/end"):
+            return False
+        if kind == "tool/call":
+            waiting.add(str(data.get("callId")))
+        elif kind == "assistant/message":
+            for block in data.get("content", []):
+                if isinstance(block, Mapping) and block.get("type") == "tool-call":
+                    waiting.add(str(block.get("id")))
+        elif kind == "tool/result" and event.get("surfaceOp") == "append":
+            waiting.discard(str(data.get("callId")))
+    return not waiting
+
+
+def expected_prefix_length(events: Events, numbered: bool = True, steps: bool = True) -> int:
     """The longest prefix ending at a turn/end in which every turn is closed and balanced.
 
     Segment the log into turns; walk them in order; stop at the first bad or unclosed
     turn.  Events between turns are kept when a later turn/end is kept.  *numbered*:
     turn numbers 1, 2, 3... contiguous, as D-91 reads "balanced" (SIDE-050); the note's
-    "balanced completed-turn prefix" (SIDE-004) does not number turns (D-256).
+    "balanced completed-turn prefix" (SIDE-004) does not number turns (D-256).  *steps*
+    False: a turn without step events is one implicit step (D-446, the note's reading).
     """
     best = 0
     number = 1
@@ -116,7 +143,7 @@ def expected_prefix_length(events: Events, numbered: bool = True) -> int:
         )
         if end is None:
             return best  # the in-flight turn is clipped
-        if not _turn_ok(events[index : end + 1], number if numbered else None):
+        if not _turn_ok(events[index : end + 1], number if numbered else None, steps):
             return best
         best = end + 1
         number += 1
@@ -306,11 +333,11 @@ def seed_fork_points(events: Events) -> tuple[int, ...]:
     Any end of a turn/end inside the balanced prefix that is not before the last turn that
     ended ``completed``: whether an aborted, failed or injection turn after it counts as
     "completed" is this project's reading (D-90, SIDE-050 pins the last turn/end of any
-    reason), not the sentence's.
+    reason), not the sentence's.  Step events are not required (D-446).
     """
     allowed: set[int] = set()
     for numbered in (True, False):  # a numbering gap may end "balanced" or not (D-256)
-        limit = expected_prefix_length(events, numbered=numbered)
+        limit = expected_prefix_length(events, numbered=numbered, steps=False)
         ends = [i + 1 for i in range(limit) if events[i]["type"] == "turn/end"]
         completed = [
             i + 1
@@ -462,7 +489,10 @@ def _first_difference(actual: list[Any], expected: list[Any]) -> str:
 
 
 def request_problems(
-    requests: Sequence[Mapping[str, Any]], log: JsonLog, exact: bool = False
+    requests: Sequence[Mapping[str, Any]],
+    log: JsonLog,
+    exact: bool = False,
+    first: int | None = None,
 ) -> list[str]:
     """Each captured request names this session and replays its log, each problem with
     the difference shown.
@@ -471,11 +501,13 @@ def request_problems(
     meaning and must be the replay of some log prefix, the requests in log order: a host
     need not write ``step/start`` events nor the reference's message bytes.  *exact* is
     the reference's replay (SIDE-090, D-72): one request per ``step/start``, its messages
-    the byte-identical derivation of the log before it.
+    the byte-identical derivation of the log before it.  *first*: the session's own part
+    of its log starts there (default: its header's seedLength, else 0).
     """
     problems = []
     events = log["events"]
-    first = log["header"].get("seedLength") or 0
+    if first is None:
+        first = log["header"].get("seedLength") or 0
     sid = log["header"].get("id")
     for i, request in enumerate(requests):
         if request.get("sessionId") != sid:
@@ -494,11 +526,26 @@ def request_problems(
                     )
                 )
         return problems
+    _, unmatched = replay_positions(requests, events, first)
+    problems.extend(unmatched)
+    return problems
+
+
+def replay_positions(
+    requests: Sequence[Mapping[str, Any]], events: Events, first: int = 0
+) -> tuple[list[int | None], list[str]]:
+    """The log position each request replays, read for its meaning (D-257): the earliest
+    position from the previous request's on (from *first* for the first) whose derived
+    messages mean what the request's do; None, with the difference shown, where none does.
+    A request sees a logged event exactly when its position is after it."""
     prefixes = prefix_meanings(events)
-    at = first
+    at = min(first, len(events))
+    positions: list[int | None] = []
+    problems = []
     for i, request in enumerate(requests):
         read = meaning(request.get("messages"))
         found = next((k for k in range(at, len(prefixes)) if prefixes[k] == read), None)
+        positions.append(found)
         if found is None:
             nearest = prefixes[-1] if len(read) >= len(prefixes[-1]) else prefixes[at]
             problems.append(
@@ -507,4 +554,4 @@ def request_problems(
             )
             continue
         at = found
-    return problems
+    return positions, problems

@@ -26,6 +26,9 @@ from dsh_conformance.conformance.scenario_oracle import js
 from dsh_conformance.conformance.side_invariants import (
     canonical_json,
     length_capped,
+    meaning,
+    replay_positions,
+    request_problems,
     seed_fork_points,
 )
 from dsh_conformance.conformance.side_scenario_reading import (
@@ -43,9 +46,7 @@ from dsh_conformance.conformance.side_scenario_reading import (
     is_plugin_context,
     is_sidechat,
     merges,
-    own_steps,
     parent_system,
-    requests_of_own_steps,
     seed_length,
     system_of,
     texts,
@@ -119,8 +120,9 @@ def fork_composes_an_ordinary_agent(script: Mapping[str, Any], result: Outcome) 
     assert len(source["after"]["events"]) == len(source["before"]["events"]), (
         "the fork appended to the source log"
     )
-    assert canonical_json(child["requests"]) == canonical_json(requests_of_own_steps(child, m)), (
-        "the side session's requests are not the replay of its own log"
+    problems = request_problems(child["requests"], child["log"], first=m)
+    assert not problems, (
+        "the side session's requests are not the replay of its own log: " + "; ".join(problems)
     )
 
 
@@ -199,16 +201,19 @@ def next_parent_request_sees_it(script: Mapping[str, Any], result: Outcome) -> N
     parent = result["parent"]
     events = parent["log"]["events"]
     first = len(script["parent"].get("seed", ()))
-    rebuilt = requests_of_own_steps(parent, first)
-    assert canonical_json(parent["requests"]) == canonical_json(rebuilt), (
-        "a parent request differs from the replay of the parent's log"
+    # each request read for its meaning at the log position it replays (D-257, D-447)
+    problems = request_problems(parent["requests"], parent["log"], first=first)
+    positions, _ = replay_positions(parent["requests"], events, first)
+    assert not problems, (
+        "a parent request differs from the replay of the parent's log: " + "; ".join(problems)
     )
     for merged in merges(script, result):
         for at in merged.logged:
-            later = [k for k, p in enumerate(own_steps(events, first)) if p > at]
+            later = [k for k, p in enumerate(positions) if p is not None and p > at]
             if later:
-                message = {"role": "user", "content": events[at]["data"]["content"]}
-                assert message in parent["requests"][later[0]]["messages"], (
+                note = meaning([{"role": "user", "content": events[at]["data"]["content"]}])
+                seen = meaning(parent["requests"][later[0]]["messages"])
+                assert all(item in seen for item in note), (
                     f"the request after the merge at {at} does not see it"
                 )
     done = merges(script, result)
@@ -217,6 +222,20 @@ def next_parent_request_sees_it(script: Mapping[str, Any], result: Outcome) -> N
         known = SEED_EVENT_TYPES | {e["type"] for e in events[:start]}
         new = {e["type"] for e in events[start:]} - known
         assert not new, f"merging back brought new event types: {sorted(new)}"
+
+
+def byte_replay_problems(script: Mapping[str, Any], result: Outcome) -> list[str]:
+    """SIDE-090 (profile): each session's requests are the reference's replay of its own
+    log -- one per step/start after what it inherited, messages byte for byte."""
+    problems = []
+    first = len(script["parent"].get("seed", ()))
+    sessions = [("parent", result["parent"], first)]
+    if "child" in result:
+        sessions.append(("child", result["child"], seed_length(script, result)))
+    for name, session, start in sessions:
+        found = request_problems(session["requests"], session["log"], exact=True, first=start)
+        problems += [f"{name}: {p}" for p in found]
+    return problems
 
 
 def merge_is_one_capped_sidechat_context(script: Mapping[str, Any], result: Outcome) -> None:
@@ -364,8 +383,9 @@ def no_cross_talk(script: Mapping[str, Any], result: Outcome) -> None:
         named = {r.get("sessionId") for r in session["requests"]}
         assert named <= {sid}, f"{name} requests name {sorted(map(str, named))}"
     m = seed_length(script, result)
-    assert canonical_json(child["requests"]) == canonical_json(requests_of_own_steps(child, m)), (
-        "a child request is not the replay of the child's own log"
+    problems = request_problems(child["requests"], child["log"], first=m)
+    assert not problems, "a child request is not the replay of the child's own log: " + (
+        "; ".join(problems)
     )
 
 

@@ -9,12 +9,11 @@ where it landed (D-273), and whose words a program gave to whom (D-274).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from attrs import frozen
 
-from dsh_conformance.conformance.agent_support import replay
 from dsh_conformance.conformance.side_invariants import canonical_json, seed_fork_points
 
 Event = Mapping[str, Any]
@@ -133,13 +132,6 @@ def seed_length(script: Mapping[str, Any], result: Outcome) -> int:
     return max(allowed) if allowed else readings[-1]
 
 
-def requests_of_own_steps(session: Mapping[str, Any], first: int) -> list[dict[str, Any]]:
-    """The replay of every request the session's own steps (from event *first* on) made."""
-    events = session["log"]["events"]
-    inherited = sum(1 for e in events[:first] if e["type"] == "step/start")
-    return replay(events, session["log"]["header"]["id"])[inherited:]
-
-
 def system_of(session: Mapping[str, Any]) -> list[object]:
     return [r.get("system") for r in session["requests"]]
 
@@ -225,11 +217,6 @@ def failed_merges(script: Mapping[str, Any], result: Outcome) -> list[tuple[int,
 def fits(handback: str, cap: int | None) -> bool:
     """A handback that fits its cap with room for any heading: every host merges it whole."""
     return cap is not None and len(handback.encode("utf-8", "surrogatepass")) * 2 <= cap
-
-
-def own_steps(events: Sequence[Event], first: int) -> list[int]:
-    """Positions of the ``step/start`` events from *first* on: one per request made."""
-    return [i for i, e in enumerate(events) if i >= first and e["type"] == "step/start"]
 
 
 def child_texts(script: Mapping[str, Any]) -> list[str]:

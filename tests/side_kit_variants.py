@@ -337,3 +337,64 @@ refuses_long_notes = kit_factory(RefusesLongNotes, "refuses long notes")
 stamps_the_seed_short = kit_factory(StampsTheSeedShort, "stamps the seed short")
 frames_in_its_first_turn = kit_factory(FramesInItsFirstTurn, "frames in its first turn")
 logs_telemetry = kit_factory(LogsTelemetry, "logs telemetry")
+
+
+# --- hosts that log no step events (issue 42, D-446, D-447) -------------------------------------
+
+STEP_EVENTS = frozenset({"step/start", "step/end", "request/header"})
+
+
+class WritesNoSteps(KitHost):
+    """Allowed: neither session logs step/start, step/end or request/header, events the
+    notes never name; its turns are balanced by their turn/end and paired calls, its
+    requests are the replay of some position of its log (D-446, D-447)."""
+
+    def __init__(self, plan: Any) -> None:
+        super().__init__(plan)
+        self._no_steps(self.parent)
+
+    def fork(self) -> dict[str, Any]:
+        result = super().fork()
+        assert self.child is not None
+        self._no_steps(self.child)
+        return result
+
+    @staticmethod
+    def _no_steps(agent: KitAgent) -> None:
+        plain = agent.append
+
+        def append(kind: str, data: dict[str, Any], surface: bool = False) -> None:
+            if kind not in STEP_EVENTS:
+                plain(kind, data, surface)
+
+        agent.append = append  # type: ignore[method-assign]
+
+
+class StepLessForksTheOpenTurn(WritesNoSteps, ForksTheOpenTurn):
+    """Broken: logs no steps and the child takes the in-flight turn too (SIDE-004)."""
+
+
+class StepLessHidesTheNote(WritesNoSteps):
+    """Broken: logs no steps and the parent's requests leave the merged notes out, which
+    its log holds (SIDE-010: the next request does not see it where it is logged)."""
+
+    def __init__(self, plan: Any) -> None:
+        super().__init__(plan)
+        plain = self.parent.ask_model
+
+        async def ask_model(number: int, step: int) -> dict[str, Any] | None:
+            reply = await plain(number, step)
+            request = self.parent.requests[-1]
+            request["messages"] = [
+                m for m in request["messages"] if HEADING.strip() not in str(m["content"])
+            ]
+            return reply
+
+        self.parent.ask_model = ask_model  # type: ignore[method-assign]
+
+
+writes_no_steps = kit_factory(WritesNoSteps, "writes no steps")
+step_less_forks_the_open_turn = kit_factory(
+    StepLessForksTheOpenTurn, "step-less, forks the open turn"
+)
+step_less_hides_the_note = kit_factory(StepLessHidesTheNote, "step-less, hides the note")

@@ -27,7 +27,8 @@ from tests.independent_host import retain as host_retain
 ROOT = Path(__file__).resolve().parents[1]
 HOST = ROOT / "tests" / "independent_host" / "host.py"
 ADAPTER = f"subprocess:{sys.executable} {HOST}"
-CAPABILITIES = host_main.CAPABILITIES
+# Its own loop (scenario, side.scenario) is judged in test_independent_host_loop.py.
+CAPABILITIES = [c for c in host_main.CAPABILITIES if c not in {"scenario", "side.scenario"}]
 # The suite's own work dominates these (Hypothesis over large sources, the reference model
 # computing its bytes): the host answers all of them in under a second.
 SLOW = (

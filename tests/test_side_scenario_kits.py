@@ -73,6 +73,10 @@ BROKEN: dict[str, set[str]] = {
     "forks_the_full_history": {"SIDE-029"},
     "never_asks": {"SIDE-009", "SIDE-025", "SIDE-031"},
     "stamps_the_seed_short": {"SIDE-005"},
+    # no step events (D-446, D-447): the widened readings still catch the breach
+    "step_less_forks_the_open_turn": {"SIDE-004"},
+    # the note's check restated by SIDE-025 (its "next request ... see it")
+    "step_less_hides_the_note": {"SIDE-010", "SIDE-025"},
 }
 SEED_004_MUSTS = {
     r.id
@@ -119,6 +123,7 @@ ALLOWED = (
     "refuses_long_notes",
     "frames_in_its_first_turn",
     "logs_telemetry",
+    "writes_no_steps",
 )
 
 
@@ -127,7 +132,8 @@ def test_an_allowed_difference_passes_every_check(factory: str) -> None:
     """A note cut at its start, injection turns with a meta of the host's own, a note over
     the cap refused, the framing written inside the child's first turn (its turn/start
     equal to the parent's open one), records of the host's own in both logs and in the
-    fork's seed: the note leaves each to the host (D-443, D-444)."""
+    fork's seed, no step/start, step/end or request/header events at all: the note leaves
+    each to the host (D-443, D-444, D-446, D-447)."""
     assert failing(Implementation(getattr(side_kit_variants, factory)(), factory)) == {}
 
 

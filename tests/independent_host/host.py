@@ -13,7 +13,7 @@ from typing import Any
 if not __package__:  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.independent_host import codec, prepare, retain, surface
+from tests.independent_host import codec, prepare, retain, scenario, sidechat, surface
 from tests.independent_host.errors import HostError
 from tests.independent_host.jsvalue import normalize, stringify
 
@@ -26,6 +26,8 @@ CAPABILITIES = [
     "retention.truncate",
     "prepare",
     "candidates",
+    "scenario",
+    "side.scenario",
 ]
 ARG = "DSH_INVALID_ARGUMENT"
 
@@ -97,7 +99,7 @@ def _label(args: dict[str, Any]) -> str | None:
 
 OPS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "handshake": lambda a: {
-        "protocol": 1,
+        "protocol": 2 if a.get("protocol", 2) >= 2 else 1,
         "implementation": {"name": "independent-host", "language": "python", "version": "0.1.0"},
         "capabilities": CAPABILITIES,
     },
@@ -114,6 +116,8 @@ OPS: dict[str, Callable[[dict[str, Any]], Any]] = {
     "retention.truncate": _truncate,
     "prepare": prepare.prepare,
     "candidates.list": prepare.candidates,
+    "scenario.run": scenario.run,
+    "side.scenario.run": sidechat.run,
 }
 _ID = re.compile(r'"id"\s*:\s*(-?\d+(?:\.\d+)?|"(?:[^"\\]|\\.)*")')
 
