@@ -36,3 +36,40 @@ def test_verdicts_md_quotes_the_committed_reports() -> None:
     gate = re.search(r"`gate: (within expectations \([^`]*\))` \(the rc\.8 run", text)
     assert gate, "docs/verdicts.md no longer quotes the rc.8 gate"
     assert gate[1] in upstream
+
+
+def test_readme_counts_the_catalog_and_the_kill_matrix() -> None:
+    """The README's counts of requirements, decisions and zoo members are the catalog's and
+    the committed kill matrix's (they were 217, 197 and 82 long after they had grown)."""
+    from dsh_conformance.spec import load_catalog
+
+    text = (ROOT / "README.md").read_text("utf-8")
+    found = re.search(r"the requirement catalog: (\d+) requirements", text)
+    assert found, "README.md no longer counts the requirements"
+    assert int(found[1]) == len(load_catalog().requirements)
+    decisions = {
+        line
+        for path in (ROOT / "spec" / "decisions").glob("*.toml")
+        for line in re.findall(r'^id = "(D-\d+)"', path.read_text("utf-8"), re.M)
+    }
+    found = re.search(r"; (\d+) numbered decisions", text)
+    assert found, "README.md no longer counts the decisions"
+    assert int(found[1]) == len(decisions)
+    matrix = (ROOT / "reports" / "kill-matrix.md").read_text("utf-8")
+    killed = re.search(r"Killed and blamed on their own requirement ids: (\d+)/(\d+)", matrix)
+    seed = re.search(r"own id: (\d+)/(\d+)", matrix)
+    assert killed
+    assert seed
+    zoo = re.search(
+        r"a zoo of (\d+) more\s.*?: (\d+)/(\d+)\s+killed on their own ids, and for each of "
+        r"the (\d+) that break",
+        text,
+        re.S,
+    )
+    assert zoo, "README.md no longer quotes the kill matrix"
+    assert (int(zoo[1]), int(zoo[2]), int(zoo[3]), int(zoo[4])) == (
+        int(killed[2]),
+        int(killed[1]),
+        int(killed[2]),
+        int(seed[2]),
+    )
