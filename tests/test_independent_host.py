@@ -12,10 +12,6 @@ the capabilities the host declares and the quick Hypothesis profile (well under 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,10 +19,8 @@ import pytest
 from tests.independent_host import host as host_main
 from tests.independent_host import prepare as host_prepare
 from tests.independent_host import retain as host_retain
+from tests.independent_host_run import failures, run_report
 
-ROOT = Path(__file__).resolve().parents[1]
-HOST = ROOT / "tests" / "independent_host" / "host.py"
-ADAPTER = f"subprocess:{sys.executable} {HOST}"
 # Its own loop (scenario, side.scenario) is judged in test_independent_host_loop.py.
 CAPABILITIES = [c for c in host_main.CAPABILITIES if c not in {"scenario", "side.scenario"}]
 # The suite's own work dominates these (Hypothesis over large sources, the reference model
@@ -46,47 +40,7 @@ OWN_CHOICES = {
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = tmp_path_factory.mktemp("independent-host")
-    argv = [
-        sys.executable,
-        "-m",
-        "dsh_conformance.cli",
-        "run",
-        "--adapter",
-        ADAPTER,
-        "--no-expectations",
-        "--hypothesis-profile",
-        "quick",
-        "--seed",
-        "36",
-        "--fail-on",
-        "all",
-        "--report-dir",
-        str(out),
-        "-k",
-        SLOW,
-    ]
-    for capability in CAPABILITIES:
-        argv += ["--capability", capability]
-    env = {**os.environ, "COLUMNS": "200"}
-    done = subprocess.run(
-        argv, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600, check=False
-    )
-    path = out / "report.json"
-    assert path.exists(), f"no report (exit {done.returncode}):\n{done.stderr[-3000:]}"
-    loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return loaded
-
-
-def _failures(report: dict[str, Any], verdict: str) -> str:
-    """Each failing requirement of a verdict with the first message of a failing test."""
-    failing = set(report["verdicts"][verdict]["failing"])
-    lines = []
-    for test in report["tests"]:
-        blamed = failing & set(test.get("requirements", []))
-        if test.get("outcome") in {"fail", "error"} and blamed:
-            message = (test.get("message") or "").splitlines()[:1]
-            lines.append(f"{sorted(blamed)} {test['nodeid']}: {' '.join(message)[:200]}")
-    return "\n".join(lines)
+    return run_report(out, 36, CAPABILITIES, "-k", SLOW)
 
 
 def test_the_run_is_complete_and_judged_something(report: dict[str, Any]) -> None:
@@ -100,7 +54,7 @@ def test_the_seed_verdict_passes(report: dict[str, Any]) -> None:
     # (D-230), measure the cap on the host's own serializedBytes (D-231, D-232, D-332),
     # and the reference's layout readers fail only their profile checks (D-331).
     seed = report["verdicts"]["seed"]
-    assert seed["passed"], "seed MUSTs failing:\n" + _failures(report, "seed")
+    assert seed["passed"], "seed MUSTs failing:\n" + failures(report, "seed")
 
 
 def test_no_seed_requirement_is_left_inconclusive(report: dict[str, Any]) -> None:
@@ -119,7 +73,7 @@ def test_the_profile_verdict_fails_on_its_own_choices(report: dict[str, Any]) ->
     profile = report["verdicts"]["profile"]
     assert not profile["passed"], "the reference profile passed a host with its own bytes"
     missing = {rid: why for rid, why in OWN_CHOICES.items() if rid not in profile["failing"]}
-    assert not missing, f"profile did not see: {json.dumps(missing)}\n" + _failures(
+    assert not missing, f"profile did not see: {json.dumps(missing)}\n" + failures(
         report, "profile"
     )
 

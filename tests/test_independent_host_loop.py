@@ -12,18 +12,13 @@ capabilities run (about 10 s of one worker); the host is Python, so no Node is n
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any, Final
 
 import pytest
 
-ROOT: Final = Path(__file__).resolve().parents[1]
-HOST: Final = ROOT / "tests" / "independent_host" / "host.py"
+from tests.independent_host_run import HOST, failures, run_report
+
 README: Final = HOST.parent / "README.md"
 LOOP: Final = ("scenario", "side.scenario")
 #: Where its loop differs from the reference by choice (README, "Its own loop").
@@ -45,46 +40,7 @@ def documented_true_catches() -> frozenset[str]:
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    out = tmp_path_factory.mktemp("independent-loop")
-    argv = [
-        sys.executable,
-        "-m",
-        "dsh_conformance.cli",
-        "run",
-        "--adapter",
-        f"subprocess:{sys.executable} {HOST}",
-        "--no-expectations",
-        "--hypothesis-profile",
-        "quick",
-        "--seed",
-        "42",
-        "--fail-on",
-        "all",
-        "--report-dir",
-        str(out),
-    ]
-    for capability in LOOP:
-        argv += ["--capability", capability]
-    env = {**os.environ, "COLUMNS": "200"}
-    done = subprocess.run(
-        argv, capture_output=True, text=True, env=env, cwd=ROOT, timeout=600, check=False
-    )
-    path = out / "report.json"
-    assert path.exists(), f"no report (exit {done.returncode}):\n{done.stderr[-3000:]}"
-    loaded: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return loaded
-
-
-def _failures(report: dict[str, Any], verdict: str) -> str:
-    """Each failing requirement of a verdict with the first line of a failing test's message."""
-    failing = set(report["verdicts"][verdict]["failing"])
-    lines = []
-    for test in report["tests"]:
-        blamed = failing & set(test.get("requirements", []))
-        if test.get("outcome") in {"fail", "error"} and blamed:
-            message = (test.get("message") or "").splitlines()[:1]
-            lines.append(f"{sorted(blamed)} {test['nodeid']}: {' '.join(message)[:200]}")
-    return "\n".join(lines)
+    return run_report(tmp_path_factory.mktemp("independent-loop"), 42, LOOP)
 
 
 def test_the_loop_run_is_complete_and_judged(report: dict[str, Any]) -> None:
@@ -106,7 +62,7 @@ def test_seed_failures_are_exactly_the_documented_true_catches(report: dict[str,
     assert failing == documented, (
         f"seed MUSTs failing {sorted(failing)}, README's true catches {sorted(documented)}: "
         "a new failure must name a sentence the host breaks (document it) or be the suite's "
-        "(fix the seed check)\n" + _failures(report, "seed")
+        "(fix the seed check)\n" + failures(report, "seed")
     )
 
 
@@ -122,4 +78,4 @@ def test_no_loop_seed_requirement_is_left_open(report: dict[str, Any]) -> None:
 
 def test_the_profile_fails_exactly_on_its_own_loop_choices(report: dict[str, Any]) -> None:
     failing = set(report["verdicts"]["profile"]["failing"])
-    assert failing == set(OWN_LOOP_CHOICES), _failures(report, "profile")
+    assert failing == set(OWN_LOOP_CHOICES), failures(report, "profile")
