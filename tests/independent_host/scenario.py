@@ -136,13 +136,41 @@ def _content(step: dict[str, Any]) -> Any:
     return step["content"] if "content" in step else [{"type": "text", "text": step.get("text")}]
 
 
-class Run:
-    """One scenario.run."""
+class Driver:
+    """A script's steps fired by their trigger keys, and the idle points driven in order:
+    what scenario.run and side.scenario.run share."""
 
     def __init__(self, script: dict[str, Any], keys: list[Any]) -> None:
         self.script, self.keys = script, keys
         self.steps: list[dict[str, Any]] = script["steps"]
         self.outcomes: list[dict[str, Any]] = [{"fired": False} for _ in self.steps]
+
+    def act(self, index: int, step: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    async def _settle(self) -> None:
+        raise NotImplementedError
+
+    def fire(self, key: Any) -> None:
+        for i, step in enumerate(self.steps):
+            if self.keys[i] == key and not self.outcomes[i]["fired"]:
+                self.outcomes[i] = self.act(i, step)
+
+    async def drive(self) -> None:
+        """Fire "start", then settle and fire each idle point up to the script's last."""
+        self.fire("start")
+        last = max([k[1] for k in self.keys if k != "start" and k[0] == "idle"], default=0)
+        for k in range(1, last + 2):
+            await self._settle()
+            if k <= last:
+                self.fire(("idle", k))
+
+
+class Run(Driver):
+    """One scenario.run."""
+
+    def __init__(self, script: dict[str, Any], keys: list[Any]) -> None:
+        super().__init__(script, keys)
         self.submissions: list[dict[str, Any]] = []
         self.queued: list[dict[str, Any]] = []
         self.turn_stop = [
@@ -197,11 +225,6 @@ class Run:
             turn = event["data"]["turn"]
             asyncio.get_running_loop().call_soon(self.fire, ("turnEnd", turn))
 
-    def fire(self, key: Any) -> None:
-        for i, step in enumerate(self.steps):
-            if self.keys[i] == key and not self.outcomes[i]["fired"]:
-                self.outcomes[i] = self.act(i, step)
-
     def _seen(self) -> dict[str, Any]:
         return {"fired": True, "status": self.agent.status, "logLength": len(self.agent.events)}
 
@@ -244,12 +267,7 @@ class Run:
         return {"content": out["content"], "contexts": out["contexts"]}
 
     async def run(self) -> dict[str, Any]:
-        self.fire("start")
-        last = max([k[1] for k in self.keys if k != "start" and k[0] == "idle"], default=0)
-        for k in range(1, last + 2):
-            await self._settle()
-            if k <= last:
-                self.fire(("idle", k))
+        await self.drive()
         await asyncio.sleep(0)
         return {
             "requests": self.model.requests,

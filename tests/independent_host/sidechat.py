@@ -18,7 +18,7 @@ from typing import Any
 from tests.independent_host import scripts
 from tests.independent_host.agentloop import Agent, Hooks, Record, now_ms
 from tests.independent_host.errors import HostError
-from tests.independent_host.scenario import SETTLE_SECONDS, ScriptedModel, ScriptedTools
+from tests.independent_host.scenario import SETTLE_SECONDS, Driver, ScriptedModel, ScriptedTools
 
 NOT_FOUND = "DSH_AGENT_NOT_FOUND"
 ADVISOR = {"kind": "plugin", "plugin": "side-advisor"}
@@ -73,13 +73,11 @@ def note(child_id: str, text: str, cap: int) -> tuple[str, bool]:
     return full[: cap - len(CUT)] + CUT, True
 
 
-class SideRun:
+class SideRun(Driver):
     """One side.scenario.run."""
 
     def __init__(self, script: dict[str, Any], keys: list[Any]) -> None:
-        self.script, self.keys = script, keys
-        self.steps: list[dict[str, Any]] = script["steps"]
-        self.outcomes: list[dict[str, Any]] = [{"fired": False} for _ in self.steps]
+        super().__init__(script, keys)
         parent = script["parent"]
         self.options = parent.get("options", {})
         replies = script.get("replies", {})
@@ -101,18 +99,13 @@ class SideRun:
         self.asked: set[int] = set()
         self.handback: str | None = None
 
-    def fire(self, key: Any) -> None:
-        for i, step in enumerate(self.steps):
-            if self.keys[i] == key and not self.outcomes[i]["fired"]:
-                self.outcomes[i] = self.act(step)
-
     def _agent(self, who: str) -> Agent:
         agent = self.parent if who == "parent" else self.child
         if agent is None:
             raise HostError(NOT_FOUND, "no side session has been forked yet")
         return agent
 
-    def act(self, step: dict[str, Any]) -> dict[str, Any]:
+    def act(self, index: int, step: dict[str, Any]) -> dict[str, Any]:
         seen: dict[str, Any] = {"fired": True, "parent": _seen(self.parent)}
         if self.child is not None:
             seen["child"] = _seen(self.child)
@@ -186,12 +179,7 @@ class SideRun:
         self.parent.inject([{"type": "text", "text": text}], dict(SIDECHAT), meta, True)
 
     async def run(self) -> dict[str, Any]:
-        self.fire("start")
-        last = max([k[1] for k in self.keys if k != "start" and k[0] == "idle"], default=0)
-        for k in range(1, last + 2):
-            await self._settle()
-            if k <= last:
-                self.fire(("idle", k))
+        await self.drive()
         out: dict[str, Any] = {"parent": self._report("parent", self.parent)}
         if self.child is not None:
             out["child"] = self._report("child", self.child)
