@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from itertools import repeat
 from typing import Any, BinaryIO, Final
+
+import orjson
 
 from dsh_conformance.adapters import wire
 from dsh_conformance.adapters.contract import (
@@ -22,6 +25,10 @@ from dsh_conformance.adapters.contract import (
     AdapterFault,
     ImplementationError,
 )
+from dsh_conformance.model import jsstr
+
+#: An operation's handler called with its arguments alone (``pure_operations``).
+PureHandler = Callable[[Mapping[str, Any]], Any]
 
 #: Error codes of the protocol layer itself (never raised by a model).
 INVALID_REQUEST: Final = "DSH_INVALID_REQUEST"
@@ -31,6 +38,8 @@ ADAPTER_FAILURE: Final = "DSH_ADAPTER_FAILURE"
 _ID_TYPES: Final = frozenset({str, int, float})
 #: The protocol's own requests, which ``dispatch`` answers; every other op is the adapter's.
 _CONTROL_OPS: Final = frozenset({"handshake", "shutdown"})
+_DICT_ONLY: Final = {dict}
+_get = dict.get
 #: Request lines answered between two writes of the replies.
 FLUSH_EVERY: Final = 64
 
@@ -44,6 +53,8 @@ class Server:
         self.stdout: BinaryIO = stdout if stdout is not None else sys.stdout.buffer
         self.pending: list[bytes] = []
         self.running = True
+        #: The adapter's pure operations by name, resolved once (``_answer_all``).
+        self._pure: Mapping[str, PureHandler] = _pure_operations(adapter)
 
     def dispatch(self, message: Mapping[str, Any]) -> dict[str, Any]:
         """The reply to one parsed request (never raises)."""
@@ -81,6 +92,13 @@ class Server:
             return
         self.pending.append(self.encode(self.dispatch(message)))
 
+    def _unreadable(self, line: bytes) -> dict[str, Any]:
+        """The reply to a line orjson read as no object (``wire.decode`` words why)."""
+        try:
+            return self.dispatch(wire.decode(line))
+        except AdapterFault as exc:
+            return wire.error(None, INVALID_REQUEST, exc.message)
+
     def handle_lines(self, lines: Sequence[bytes]) -> None:
         """Queue the replies to the request lines of one read, in order, up to a shutdown.
 
@@ -95,11 +113,21 @@ class Server:
                 if not self.running:
                     break
             return
+        replies = self._answer_all(lines)
+        if replies is None:
+            replies = self._answer_each(lines)
+        try:
+            self.pending.extend(wire.encode_all(replies))
+        except Exception:  # a result JSON cannot carry: each reply on its own
+            self.pending.extend(map(self.encode, replies))
+
+    def _answer_each(self, lines: Sequence[bytes]) -> list[dict[str, Any]]:
+        """The replies to *lines*, one line read at a time (what ``handle_line`` does)."""
         replies: list[dict[str, Any]] = []
         dispatch = self.dispatch
         # An operation call goes straight to the adapter (what ``dispatch`` does with it)
         # unless a subclass answers otherwise; anything else is ``dispatch``'s to answer.
-        direct = cls.dispatch is Server.dispatch
+        direct = type(self).dispatch is Server.dispatch
         call = self.adapter.call
         for line in lines:
             if line.strip():
@@ -124,10 +152,78 @@ class Server:
                     replies.append(dispatch(message))
             if not self.running:
                 break
+        return replies
+
+    def _answer_all(self, lines: Sequence[bytes]) -> list[dict[str, Any]] | None:
+        """The replies to *lines* read in one pass, or ``None`` where ``_answer_each``
+        must read them one by one; the same replies either way (tests/test_serve_fast_path.py).
+
+        orjson reads every line (one call over the lot), and the accelerator's ``plain``
+        proves the whole reading exact at once (``wire.decode``'s test, for all of them):
+        a blank, garbage or inexact line sends the lot to ``_answer_each``.  A request of
+        one of the adapter's pure operations (``pure_operations``: a function of its
+        arguments alone) runs its handler directly; if that raises, the adapter's own
+        ``call`` answers it again, so the error reply is the one ``call`` words."""
+        if type(self).dispatch is not Server.dispatch:
+            return None
         try:
-            self.pending.extend(wire.encode_all(replies))
-        except Exception:  # a result JSON cannot carry: each reply on its own
-            self.pending.extend(map(self.encode, replies))
+            messages = list(map(orjson.loads, lines))
+        except orjson.JSONDecodeError:
+            return None
+        if not jsstr.quick_plain(messages):
+            return None
+        uniform = self._answer_run(messages)
+        if uniform is not None:
+            return uniform
+        pure = self._pure
+        call = self.adapter.call
+        dispatch = self.dispatch
+        replies: list[dict[str, Any]] = []
+        for line, message in zip(lines, messages, strict=True):
+            if type(message) is not dict:
+                replies.append(self._unreadable(line))
+                continue
+            id_, op, args = message.get("id"), message.get("op"), message.get("args")
+            if type(op) is str and type(args) is dict and type(id_) in _ID_TYPES:
+                handler = pure.get(op)
+                if handler is not None:
+                    try:
+                        replies.append({"id": id_, "result": handler(args)})
+                        continue
+                    except Exception:  # the adapter's call below words it
+                        pass
+                if op not in _CONTROL_OPS:
+                    try:
+                        replies.append({"id": id_, "result": call(op, args)})  # wire.result
+                    except Exception as exc:
+                        replies.append(_failure(id_, exc))
+                    continue
+            replies.append(dispatch(message))
+            if not self.running:
+                break
+        return replies
+
+    def _answer_run(self, messages: list[Any]) -> list[dict[str, Any]] | None:
+        """The replies to a run of requests of one pure operation, each answered by its
+        handler in one pass over the lot; ``None`` for anything else (a message that is no
+        object, another op among them, an id or args of the wrong type, a handler that
+        raises: the handlers are pure, so answering the lot again one by one is the same)."""
+        try:
+            ops: set[Any] = set(map(_get, messages, repeat("op")))  # TypeError: no object
+        except TypeError:
+            return None
+        handler = self._pure.get(ops.pop()) if len(ops) == 1 else None
+        if handler is None:
+            return None
+        ids = list(map(_get, messages, repeat("id")))
+        args: list[Any] = list(map(_get, messages, repeat("args")))
+        if set(map(type, args)) != _DICT_ONLY or not set(map(type, ids)) <= _ID_TYPES:
+            return None
+        try:
+            results = list(map(handler, args))
+        except Exception:
+            return None
+        return [{"id": id_, "result": result} for id_, result in zip(ids, results, strict=True)]
 
     def encode(self, reply: Mapping[str, Any]) -> bytes:
         try:
@@ -164,6 +260,15 @@ class Server:
         self.flush()
         self.adapter.close()
         return 0
+
+
+def _pure_operations(adapter: Adapter) -> Mapping[str, PureHandler]:
+    """What *adapter*'s optional ``pure_operations()`` offers: the handlers of operations
+    whose result is a function of their arguments alone, called as ``handler(args)``, and
+    answered exactly as ``call(op, args)`` answers when they return (an adapter that
+    offers none has every call go through ``call``)."""
+    offer = getattr(adapter, "pure_operations", None)
+    return {} if offer is None else dict(offer())
 
 
 def _failure(id_: Any, exc: Exception) -> dict[str, Any]:

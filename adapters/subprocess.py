@@ -31,6 +31,7 @@ import orjson
 
 from dsh_conformance import signals
 from dsh_conformance.adapters import procgroup, wire
+from dsh_conformance.adapters.batch import results as batch_results
 from dsh_conformance.adapters.contract import (
     SUPPORTED_PROTOCOLS,
     AdapterFault,
@@ -482,7 +483,11 @@ class SubprocessAdapter:
             self._start()
         first = self._next_id  # the batch's ids, taken in one go
         self._next_id += len(calls)
-        batch = [(op, wire.request(id_, op, args)) for id_, (op, args) in enumerate(calls, first)]
+        # wire.request, inlined: a copy only when args is not a dict already.
+        batch = [
+            (op, {"id": id_, "op": op, "args": args if type(args) is dict else dict(args)})
+            for id_, (op, args) in enumerate(calls, first)
+        ]
         if self.validate:
             for _, message in batch:
                 wire.check("request", message)
@@ -511,46 +516,87 @@ class SubprocessAdapter:
                 process.send(b"".join(wire.encode_all([message for _, message in chunk])))
         except (OSError, ValueError):
             raise self._crashed(process, batch[0][0]) from None
-        out: list[Any] = []
+        if results and not self.validate:
+            return self._results(process, batch, timeout, stderr_before)
+        return [
+            self._reply(process, batch, index, timeout, stderr_before, results)
+            for index in range(len(batch))
+        ]
+
+    def _results(
+        self,
+        process: _Process,
+        batch: Sequence[tuple[str, dict[str, Any]]],
+        timeout: float,
+        stderr_before: int,
+    ) -> list[Any]:
+        """``call_many``'s answers to *batch*: each run of replies that has arrived is
+        read in one pass (adapters/batch.py) when every one is its request's result, and
+        line by line by ``_reply`` otherwise (which finds and words the fault)."""
         arrived = process.lines
-        decode, checked = wire.decode, self.validate
-        for index, (op, message) in enumerate(batch):
-            id_ = message["id"]
-            if arrived:
-                line = arrived.popleft()
-            else:
+        ids = [message["id"] for _, message in batch]
+        out: list[Any] = []
+        index, size = 0, len(batch)
+        while index < size:
+            if not arrived:
+                op, message = batch[index]
                 try:
-                    line = process.next_line(timeout)
+                    arrived.appendleft(process.next_line(timeout))
                 except queue.Empty:
-                    raise self._silent(process, op, id_, timeout, stderr_before) from None
-            if isinstance(line, tuple):  # not a reply line: EOF or an over-long line
-                raise self._not_a_reply(process, line, op)
-            try:
-                reply = decode(line)
-                if (
-                    not results
-                    or checked
-                    or type(reply.get("id")) is not int
-                    or reply["id"] != id_
-                    or "result" not in reply
-                    or "error" in reply
-                ):
-                    self._check_reply(reply, id_, op, batch, index)
-                else:  # the common case, which _check_reply passes: this id, a result
-                    out.append(reply["result"])
-                    continue
-            except AdapterFault:
-                self._drop()
-                raise
-            if not results:
-                out.append(reply)
-            elif "error" in reply:
-                error = reply["error"]
-                # Messages are for people: spelled out so they cannot drive a terminal.
-                out.append(ImplementationError(error["code"], wire.printable(error["message"])))
-            else:
-                out.append(reply["result"])
+                    raise self._silent(process, op, message["id"], timeout, stderr_before) from None
+            take = min(len(arrived), size - index)
+            if take == len(arrived):
+                lines: list[bytes | tuple[str, bytes]] = list(arrived)
+                arrived.clear()
+            else:  # more lines than replies awaited: the extra ones stay for the check
+                lines = [arrived.popleft() for _ in range(take)]
+            got = batch_results(lines, ids[index : index + take])
+            if got is not None:
+                out += got
+                index += take
+                continue
+            arrived.extendleft(reversed(lines))
+            for _ in range(take):
+                out.append(self._reply(process, batch, index, timeout, stderr_before, True))
+                index += 1
         return out
+
+    def _reply(
+        self,
+        process: _Process,
+        batch: Sequence[tuple[str, dict[str, Any]]],
+        index: int,
+        timeout: float,
+        stderr_before: int,
+        results: bool,
+    ) -> Any:
+        """Read the reply to ``batch[index]`` the general way: the reply itself, or with
+        *results* the operation's result or the ``ImplementationError`` it answered."""
+        op, message = batch[index]
+        id_ = message["id"]
+        arrived = process.lines
+        if arrived:
+            line = arrived.popleft()
+        else:
+            try:
+                line = process.next_line(timeout)
+            except queue.Empty:
+                raise self._silent(process, op, id_, timeout, stderr_before) from None
+        if isinstance(line, tuple):  # not a reply line: EOF or an over-long line
+            raise self._not_a_reply(process, line, op)
+        try:
+            reply = wire.decode(line)
+            self._check_reply(reply, id_, op, batch, index)
+        except AdapterFault:
+            self._drop()
+            raise
+        if not results:
+            return reply
+        if "error" in reply:
+            error = reply["error"]
+            # Messages are for people: spelled out so they cannot drive a terminal.
+            return ImplementationError(error["code"], wire.printable(error["message"]))
+        return reply["result"]
 
     def _not_a_reply(self, process: _Process, event: tuple[str, bytes], op: str) -> AdapterFault:
         """The fault for a stdout event that is not a reply line: EOF or an over-long line."""

@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from functools import cache
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, Final
 
 import orjson
@@ -47,6 +48,10 @@ _FAST_LINE: Final = 1 << 16
 _LONG_DIGITS: Final = re.compile(rb"[0-9]{16}")
 
 
+#: orjson's option for a protocol line: the value, then a newline.
+_LINE: Final = orjson.OPT_APPEND_NEWLINE
+
+
 def _reject_constant(token: str) -> Any:
     raise ValueError(f"{token} is not JSON")
 
@@ -61,7 +66,7 @@ def encode_all(messages: Sequence[Mapping[str, Any]]) -> list[bytes]:
     writes the lot when it spells every one as ``JSON.stringify`` does."""
     if jsstr.quick_plain(messages if type(messages) is list else list(messages)):
         try:
-            return [orjson.dumps(m, option=orjson.OPT_APPEND_NEWLINE) for m in messages]
+            return list(map(orjson.dumps, messages, repeat(None), repeat(_LINE)))
         except TypeError:  # a lone surrogate somewhere: JSON.stringify escapes it
             pass
     return [encode(message) for message in messages]

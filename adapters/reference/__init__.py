@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from typing import Any
+from functools import partial
+from typing import Any, Final
 
 from attrs import define, field, frozen
 
@@ -40,18 +41,21 @@ class Op:
     name: str
     capability: str
     handler: Handler
+    #: A function of its arguments alone: no state read or written (``pure_operations``).
+    pure: bool = False
 
 
 REGISTRY: dict[str, Op] = {}
 
 
-def op(name: str, capability: str) -> Callable[[Handler], Handler]:
-    """Register *handler* as the reference model's implementation of operation *name*."""
+def op(name: str, capability: str, *, pure: bool = False) -> Callable[[Handler], Handler]:
+    """Register *handler* as the reference model's implementation of operation *name*
+    (*pure*: its result depends on its arguments alone, and it changes no state)."""
 
     def register(handler: Handler) -> Handler:
         if name in REGISTRY:
             raise RuntimeError(f"operation {name!r} registered twice")
-        REGISTRY[name] = Op(name, capability, handler)
+        REGISTRY[name] = Op(name, capability, handler, pure)
         return handler
 
     return register
@@ -123,5 +127,22 @@ class ReferenceAdapter:
         except DshError as exc:
             raise ImplementationError(exc.code, exc.message) from exc
 
+    def pure_operations(self) -> dict[str, Callable[[Mapping[str, Any]], Any]]:
+        """The supported pure operations' handlers, called with the arguments alone: what
+        the served model runs without ``call`` around each request (adapters/serve.py),
+        which answers whatever a handler raises.  None when a subclass answers ``call``
+        its own way."""
+        if type(self).call is not ReferenceAdapter.call:
+            return {}
+        return {
+            name: partial(REGISTRY[name].handler, _NO_STATE)
+            for name in self._handlers
+            if REGISTRY[name].pure
+        }
+
     def close(self) -> None:
         self.state = State()
+
+
+#: What a pure operation's handler is given for the state it never reads.
+_NO_STATE: Final = State()
