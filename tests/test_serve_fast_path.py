@@ -192,6 +192,65 @@ def test_replies_orjson_cannot_write_are_spelled_as_json_stringify_does(
     assert server.pending == [b'{"id":7,"result":' + spelled + b"}\n"]
 
 
+class _LineByLine(serve.Server):
+    """The same server, answering one line at a time (``handle_line`` overridden)."""
+
+    def handle_line(self, line: bytes) -> None:
+        super().handle_line(line)
+
+
+session_ids = st.one_of(js_strings(), json_values(), st.just(None))
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.integers(0, 2**53), js_strings(), st.booleans()),
+            st.sampled_from(("uri.encode", "uri.encode", "uri.encode", "uri.decode", "reset")),
+            st.one_of(st.fixed_dictionaries({"sessionId": session_ids}), json_values()),
+        ),
+        min_size=1,
+        max_size=70,
+    )
+)
+@example([(i, "uri.encode", {"sessionId": f"s{i}"}) for i in range(64)])  # one uniform run
+@example([(1, "uri.encode", {"sessionId": "a"}), (2, "uri.encode", {"sessionId": 5})])
+@example([(1, "uri.encode", {"sessionId": "a"}), (2, "uri.encode", {})])
+@example([(1, "uri.encode", {"sessionId": "a"}), (True, "uri.encode", {"sessionId": "b"})])
+def test_a_run_answered_in_one_pass_is_the_line_by_line_answer(
+    requests: list[tuple[object, str, object]],
+) -> None:
+    """serve._answer_all and _answer_run (a run of one pure op over the lot, D-484) give
+    the bytes the line-by-line server gives, typed errors included."""
+    lines = [
+        jsstr.stringify_bytes({"id": id_, "op": op, "args": arguments})
+        for id_, op, arguments in requests
+    ]
+    with _path(True):
+        batched = serve.Server(ReferenceAdapter(), stdout=io.BytesIO())
+        batched.handle_lines(lines)
+        each = _LineByLine(ReferenceAdapter(), stdout=io.BytesIO())
+        each.handle_lines(lines)
+    assert batched.pending == each.pending
+    assert len(batched.pending) == len(lines)
+
+
+def test_pure_operations_are_the_stateless_ones_and_none_for_a_subclass() -> None:
+    assert set(ReferenceAdapter().pure_operations()) == {
+        "uri.encode",
+        "uri.decode",
+        "mention.format",
+        "mention.parse",
+        "json.tagSafe",
+    }
+
+    class Answering(ReferenceAdapter):
+        def call(self, op: str, args: dict[str, object]) -> object:
+            return "mine"
+
+    assert Answering().pure_operations() == {}
+
+
 def test_keep_heap_raises_the_trim_threshold_where_glibc_is() -> None:
     import platform
     import sys
