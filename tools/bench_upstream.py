@@ -1,6 +1,8 @@
 """Side by side: the reference model vs the published release, on the same inputs.
 
     python tools/bench_upstream.py [--rounds N] [--seconds S] [--out reports/performance.md]
+                                   [--run-ratio FILE]
+    python tools/bench_upstream.py --transport [--rounds N]   # the transport rows only
 
 Each row is a sequence of adapter operations (``uri.encode``, ``retention.retain``, …)
 with fixed arguments.  The model runs them through the in-process reference adapter in a
@@ -388,8 +390,16 @@ def transport(rounds: int, batch: int = 2000) -> list[dict[str, Any]]:
             echo.stdin.close()
             echo.wait(timeout=30)
     rows = []
-    for name, floor_times, floor_cpu in zip(
-        ("a bare echo", "an echo answering with the model's uri.encode"), times, cpus, strict=True
+    # The floor of the floors: the echo doing the model's work over the bare echo, pair by
+    # pair (what even a transport costing nothing would add to the bare echo).
+    floors = [a / b for a, b in zip(times[1], times[0], strict=True)]
+    floors_cpu = [a / b for a, b in zip(cpus[1], cpus[0], strict=True)]
+    for goal, name, floor_times, floor_cpu in zip(
+        ("transport-bare", "transport-model"),
+        ("a bare echo", "an echo answering with the model's uri.encode"),
+        times,
+        cpus,
+        strict=True,
     ):
         ratios = [a / b for a, b in zip(ours, floor_times, strict=True)]
         cpu_ratios = [a / b for a, b in zip(ours_cpu, floor_cpu, strict=True)]
@@ -405,9 +415,25 @@ def transport(rounds: int, batch: int = 2000) -> list[dict[str, Any]]:
                 "cpu_low": min(cpu_ratios),
                 "cpu_high": max(cpu_ratios),
                 "fastest_ratio": min(ours) / min(floor_times),
+                "goal": goal,
+                "calls": batch,
+                "floors_ratio": statistics.median(floors),
+                "floors_cpu_ratio": statistics.median(floors_cpu),
             }
         )
     return rows
+
+
+def print_transport(row: dict[str, Any]) -> None:
+    """One transport row on the terminal: wall and CPU ratios with their ranges."""
+    print(
+        f"{row['ratio']:6.2f}  ({row['low']:.2f}-{row['high']:.2f}, fastest "
+        f"{row['fastest_ratio']:.2f}; CPU {row['cpu_ratio']:.2f}, {row['cpu_low']:.2f}-"
+        f"{row['cpu_high']:.2f})  {row['model_us']:.2f} us vs {row['upstream_us']:.2f} us  "
+        f"{row['row']} (the floors: {row['floors_ratio']:.2f}, CPU "
+        f"{row['floors_cpu_ratio']:.2f})",
+        flush=True,
+    )
 
 
 def _cpu(pid: int) -> float:
@@ -655,7 +681,10 @@ def markdown(
     rounds: int,
     mem_vs: dict[str, Any] | None = None,
     mem_stored: dict[str, Any] | None = None,
+    run_ratio: dict[str, Any] | None = None,
 ) -> str:
+    from bench_goals import goals_section
+
     node, python = versions()
     lines = [
         "# Performance: the reference model vs the published release",
@@ -758,6 +787,7 @@ def markdown(
             f"{upstream['interpreter']:.2f}x this text, the interpreter's "
             f"{model['interpreter']:.2f}x.",
         ]
+    lines += ["", *goals_section(extra, mem, mem_stored, run_ratio)]
     lines += ["", "## How the rows got here, and where the model still trails", "", *NOTES]
     return "\n".join(lines) + "\n"
 
@@ -802,8 +832,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer retention sizes")
     parser.add_argument("--only", help="run only rows whose name contains this")
     parser.add_argument("--no-extra", action="store_true", help="skip transport and memory")
+    parser.add_argument(
+        "--transport",
+        action="store_true",
+        help="run only the transport rows and print them (no report)",
+    )
+    parser.add_argument(
+        "--run-ratio",
+        type=Path,
+        metavar="FILE",
+        help="JSON from tools/bench_run.py for the goals table's run row "
+        "(fields: ratio, low, high, reference_s, other_s, note; tools/bench_goals.py)",
+    )
     options = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT / "tools"))
+    from bench_goals import read_run_ratio
+
+    if options.transport:
+        if options.out is not None:
+            parser.error("--transport prints the transport rows only; it writes no report")
+        for result in transport(options.rounds):
+            print_transport(result)
+        return 0
+    run_ratio = None if options.run_ratio is None else read_run_ratio(options.run_ratio)
     node = Node()
     compared = []
     try:
@@ -823,12 +874,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     extra: list[dict[str, Any]] = []
     mem = mem_vs = mem_stored = None
     if not options.no_extra and not options.only:
-        for result in [*transport(options.rounds), *retention_floor(options.rounds)]:
+        for result in transport(options.rounds):
+            extra.append(result)
+            print_transport(result)
+        retention = retention_floor(options.rounds)
+        for result in retention:
             extra.append(result)
             print(
                 f"{result['ratio']:6.2f}  ({result['low']:.2f}-{result['high']:.2f})  "
                 f"{result['row']}"
             )
+        # The goals table's retention row: the op as an adapter receives it, from JSON.
+        from_json = [r for r in retention if "JSON" in r["row"]]
+        if from_json:
+            from_json[-1]["goal"] = "retention-json"
         mem = memory()
         print(f"{mem['ratio']:6.2f}  {mem['row']} (preparation itself {mem['prepare']:.2f})")
         mem_stored = memory_stored()
@@ -840,7 +899,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     if options.out is not None:
         options.out.write_text(
-            markdown(compared, extra, mem, options.rounds, mem_vs, mem_stored), encoding="utf-8"
+            markdown(compared, extra, mem, options.rounds, mem_vs, mem_stored, run_ratio),
+            encoding="utf-8",
         )
     return 0
 
