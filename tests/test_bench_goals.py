@@ -1,0 +1,86 @@
+"""The generated "Issue 44 goals" section of reports/performance.md (tools/bench_goals.py).
+
+No timing here: the section is built from rows given to it, and must say what they say
+(a goal met or not by its own figure) and keep its method text; a ``--run-ratio`` file
+that lacks a field or contradicts itself is refused, never rendered.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
+import bench_goals
+
+TRANSPORT = {
+    "goal": "transport-bare",
+    "calls": 2000,
+    "ratio": 1.35,
+    "low": 1.2,
+    "high": 2.0,
+    "fastest_ratio": 1.3,
+    "cpu_ratio": 1.4,
+    "model_us": 2.0,
+    "upstream_us": 1.48,
+    "floors_ratio": 1.27,
+    "floors_cpu_ratio": 1.25,
+}
+MODEL = {**TRANSPORT, "goal": "transport-model", "ratio": 1.1, "cpu_ratio": 1.12}
+RETENTION = {"goal": "retention-json", "ratio": 1.9, "low": 1.8, "high": 2.1}
+MEMORY = {"ratio": 4.1, "peak_mb": 90.0}
+STORED = {"ratio": 1.2, "peak_mb": 26.0}
+
+
+def _section(run_ratio: dict[str, object] | None = None) -> str:
+    rows = [TRANSPORT, MODEL, RETENTION]
+    return "\n".join(bench_goals.goals_section(rows, MEMORY, STORED, run_ratio))
+
+
+def test_each_goal_is_judged_by_its_own_figure() -> None:
+    text = _section()
+    transport = next(line for line in text.splitlines() if "pipelined" in line)
+    assert "wall **1.35x**" in transport
+    assert "1.27x the bare one" in transport
+    assert transport.endswith("| **no** |")
+    memory = next(line for line in text.splitlines() if "peak memory" in line)
+    assert "whole process: **no**" in memory
+    assert "from the stored log: yes" in memory
+    retention = next(line for line in text.splitlines() if "retention" in line)
+    assert retention.endswith("| yes |")
+    assert "not measured in this regeneration" in text
+    assert bench_goals.GOALS_METHOD[0] in text
+
+
+def test_a_run_ratio_file_fills_the_run_row(tmp_path: Path) -> None:
+    path = tmp_path / "run.json"
+    fields = {"ratio": 1.25, "low": 1.1, "high": 1.4, "reference_s": 9.0, "other_s": 11.25}
+    path.write_text(json.dumps({**fields, "note": "farm-bench, seed 36"}), "utf-8")
+    row = next(
+        line
+        for line in _section(bench_goals.read_run_ratio(path)).splitlines()
+        if "non-reference" in line
+    )
+    assert "**1.25x**" in row
+    assert "farm-bench, seed 36" in row
+    assert row.endswith("| yes |")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        [],
+        {"ratio": 1.2, "low": 1.1, "high": 1.4, "reference_s": 9.0},
+        {"ratio": 1.2, "low": 1.3, "high": 1.4, "reference_s": 9.0, "other_s": 10.8},
+        {"ratio": "1.2", "low": 1.1, "high": 1.4, "reference_s": 9.0, "other_s": 10.8},
+        {"ratio": 1.2, "low": 1.1, "high": 1.4, "reference_s": 9.0, "other_s": 10.8, "note": 3},
+    ],
+)
+def test_a_run_ratio_file_that_does_not_hold_is_refused(tmp_path: Path, data: object) -> None:
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(data), "utf-8")
+    with pytest.raises(SystemExit):
+        bench_goals.read_run_ratio(path)
