@@ -41,7 +41,7 @@ _CONTROL_OPS: Final = frozenset({"handshake", "shutdown"})
 _DICT_ONLY: Final = {dict}
 _get = dict.get
 #: Request lines answered between two writes of the replies.
-FLUSH_EVERY: Final = 64
+FLUSH_EVERY: Final = 256
 
 
 class Server:
@@ -209,11 +209,12 @@ class Server:
         object, another op among them, an id or args of the wrong type, a handler that
         raises: the handlers are pure, so answering the lot again one by one is the same)."""
         try:
-            ops: set[Any] = set(map(_get, messages, repeat("op")))  # TypeError: no object
+            ops: list[Any] = list(map(_get, messages, repeat("op")))  # TypeError: no object
         except TypeError:
             return None
-        handler = self._pure.get(ops.pop()) if len(ops) == 1 else None
-        if handler is None:
+        op = ops[0] if ops else None
+        handler = self._pure.get(op) if type(op) is str else None
+        if handler is None or ops.count(op) != len(ops):
             return None
         ids = list(map(_get, messages, repeat("id")))
         args: list[Any] = list(map(_get, messages, repeat("args")))

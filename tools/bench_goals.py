@@ -146,7 +146,7 @@ GOALS_METHOD = [
     "`uri.encode` calls to the served reference model (`python -m",
     "dsh_conformance.adapters.serve`), against the same 2,000 requests written by a",
     "client that checks nothing to a child that parses each line with orjson and answers",
-    "`{id, result}` (the floor table below); CPU is both ends' (this process plus the",
+    "`{id, result}` (the floor table above); CPU is both ends' (this process plus the",
     "child's /proc/PID/schedstat). Only the transport rows: `python",
     "tools/bench_upstream.py --transport`. *Memory*: the peak RSS (VmHWM) of a child",
     "process over the UTF-8 bytes of the text it prepares. *Retention*: the",
