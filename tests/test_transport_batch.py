@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from dsh_conformance.adapters import batch, wire
 from dsh_conformance.adapters import subprocess as transport
 from dsh_conformance.adapters.contract import AdapterFault, ImplementationError
+from dsh_conformance.model import jsstr
 
 Line = bytes | tuple[str, bytes]
 
@@ -187,7 +188,9 @@ def test_any_spoiled_run_reads_alike(spoils: list[tuple[int, Line]], chunk: int)
 )
 def test_results_accepts_only_results_of_the_ids_awaited(lines: list[Line], ids: list[int]) -> None:
     got = batch.results(lines, ids)
-    assert (got is not None) is (lines == [_result(1), _result(2)])
+    # Without the accelerator nothing proves orjson's reading exact: the general path reads.
+    accepted = lines == [_result(1), _result(2)] and jsstr._FAST is not None
+    assert (got is not None) is accepted
     if got is not None:
         exact = [wire.decode(line) for line in lines if isinstance(line, bytes)]
         assert got == [reply["result"] for reply in exact]
