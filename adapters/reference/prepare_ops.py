@@ -9,7 +9,7 @@ must not reach the prepared context).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from dsh_conformance.adapters.reference import State, op
@@ -17,7 +17,7 @@ from dsh_conformance.model import candidates, headtail, jsstr, projection, reten
 from dsh_conformance.model.config import ReferenceConfig
 from dsh_conformance.model.errors import DshError, ErrorCode
 from dsh_conformance.model.frozen import thaw
-from dsh_conformance.model.prepare import NEVER, Cancel, ReadOutcome, prepare
+from dsh_conformance.model.prepare import NEVER, Cancel, Reader, ReadOutcome, prepare
 from dsh_conformance.model.projection import project
 from dsh_conformance.model.retention import (
     DEFAULT_MAX_REFERENCE_BYTES,
@@ -214,17 +214,30 @@ def _target(args: Mapping[str, Any]) -> tuple[str, str | None]:
 
 @op("prepare", "prepare")
 def _prepare(state: State, args: Mapping[str, Any]) -> dict[str, Any]:
+    return prepare_with(args, _fault_store)
+
+
+def _fault_store(args: Mapping[str, Any]) -> Reader:
+    return FaultStore(args.get("sessions", {}), args.get("faults")).read
+
+
+def prepare_with(
+    args: Mapping[str, Any], reader: Callable[[Mapping[str, Any]], Reader]
+) -> dict[str, Any]:
+    """The ``prepare`` op with its sessions read by ``reader(args)``, made where the op
+    makes its store (after the target and reference checks): the served model reads a
+    large request's sessions from the line's bytes (adapters/large_request.py, D-491)."""
     config = ReferenceConfig.from_json(args.get("config"))
     target_id, _ = _target(args)
     references = _arg(args, "references")
     if not isinstance(references, list | tuple):
         raise DshError(ErrorCode.INVALID_REFERENCE, "references must be an array")
-    store = FaultStore(args.get("sessions", {}), args.get("faults"))
+    read = reader(args)
     run = prepare(
         target_id,
         _arg(args, "content"),
         references,
-        store.read,
+        read,
         config,
         _cancel_at(args.get("cancelAt")),
     )
