@@ -48,9 +48,12 @@ class _NotServed(Exception):
     """This path does not take the request: the data path answers it."""
 
 
-def answer_line(server: Server, prefix: bytes) -> bytes:
+def answer_line(server: Server, prefix: bytes, base: type[Server]) -> bytes:
     """Read the rest of the long line *prefix* begins, answer it, and return what
-    followed its newline (the serve loop splits and answers that as usual)."""
+    followed its newline (the serve loop splits and answers that as usual).
+
+    *base* is the serve loop's own ``Server`` class (under ``python -m`` it is
+    ``__main__``'s, not the package module's)."""
     line = bytearray(prefix)
     rest = b""
     while True:
@@ -63,7 +66,7 @@ def answer_line(server: Server, prefix: bytes) -> bytes:
             rest = chunk[at + 1 :]
             break
         line += chunk
-    reply = _answer(server, line)
+    reply = _answer(server, base, line)
     if reply is None:
         server.handle_lines([bytes(line)])
     else:
@@ -72,14 +75,14 @@ def answer_line(server: Server, prefix: bytes) -> bytes:
     return rest
 
 
-def _answer(server: Server, line: bytearray) -> bytes | None:
+def _answer(server: Server, base: type[Server], line: bytearray) -> bytes | None:
     """The encoded reply to *line*, or None where the data path must answer it."""
     from dsh_conformance.adapters import serve
     from dsh_conformance.adapters.contract import ImplementationError
     from dsh_conformance.adapters.reference import ReferenceAdapter, prepare_ops
     from dsh_conformance.model.errors import DshError
 
-    base, cls, adapter = serve.Server, type(server), server.adapter
+    cls, adapter = type(server), server.adapter
     if (
         # a subclass that answers lines otherwise (fault injection) sees every line
         (cls.handle_lines, cls.handle_line, cls.dispatch, cls.encode)
@@ -294,10 +297,12 @@ class _SpanStore:
         return read_lines(log, lambda: ReadOutcome.failed("no header", 0.0))
 
     def check_unread(self) -> None:
-        """Parse every event no read parsed (the data path parses the whole line)."""
+        """Parse every header and event no read parsed (the data path parses the whole
+        line)."""
         scan = self.request.scan
         for session in self.request.sessions.values():
             if not session.parsed:
+                scan.parse(*session.header)
                 spans = session.events
                 for i in range(0, len(spans), 2):
                     scan.parse(spans[i], spans[i + 1])

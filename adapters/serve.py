@@ -154,7 +154,7 @@ class Server:
             if b"\n" not in chunk and len(buffer) >= LARGE_LINE:  # one long line so far
                 from dsh_conformance.adapters.large_request import answer_line
 
-                buffer = answer_line(self, buffer)
+                buffer = answer_line(self, buffer, Server)
             *lines, buffer = buffer.split(b"\n")
             # Replies go out every few lines, not once per read: the harness reads the
             # first replies while the rest are answered (a read can hold a thousand).
