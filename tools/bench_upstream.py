@@ -635,7 +635,7 @@ def _served_peak(argv: list[str], line: bytes) -> tuple[int, bytes]:
     return peak, reply
 
 
-def memory_wire(messages: int = 10_000) -> dict[str, Any]:
+def memory_wire(messages: int = 10_000, data_path: bool = True) -> dict[str, Any]:
     """Peak RSS of the served reference model (``python -m dsh_conformance.adapters.serve``)
     answering one prepare request of *messages* messages from its line, over the text:
     the line is read as bytes and its sessions streamed from their spans
@@ -645,7 +645,9 @@ def memory_wire(messages: int = 10_000) -> dict[str, Any]:
 
     The steps: the interpreter (a bare ``python -c``), the served process's imports (its
     peak after a handshake), and what answering the request adds on top (``prepare``:
-    the line's bytes, held once, and preparation); ``line`` is the request line's size."""
+    the line's bytes, held once, and preparation); ``line`` is the request line's size.
+    *data_path* False skips the served data path (its loop reads a line by concatenating
+    64 KiB reads: quadratic, hours for a line of a few hundred MB)."""
     from dsh_conformance.adapters import wire
 
     session = session_json(messages)
@@ -660,17 +662,21 @@ def memory_wire(messages: int = 10_000) -> dict[str, Any]:
     bare = _PEAK_PRELUDE + "import json\nprint(json.dumps({'start': start}))"
     start = _peaks([sys.executable, "-c", bare])["start"]
     peak, reply = _served_peak(served, line)
-    data_peak, data_reply = _served_peak([sys.executable, "-c", SERVED_DATA_PATH], line)
-    if reply != expected or data_reply != expected:
-        raise SystemExit("memory: the served reply disagrees with the in-process data path")
     report = {"text": text, "start": start, "imported": imported, "built": imported}
-    return {
+    row = {
         "row": f"peak memory of the served model preparing {messages:,} messages from the "
         f"request line ({text / 1e6:.1f} MB of text, a {len(line) / 1e6:.1f} MB line)",
         **_breakdown({**report, "peak": peak}),
         "line": len(line) / text,
-        "data_path": _breakdown({**report, "peak": data_peak}),
     }
+    if data_path:
+        data_peak, data_reply = _served_peak([sys.executable, "-c", SERVED_DATA_PATH], line)
+        if data_reply != expected:
+            raise SystemExit("memory: the served data path disagrees with the in-process one")
+        row["data_path"] = _breakdown({**report, "peak": data_peak})
+    if reply != expected:
+        raise SystemExit("memory: the served reply disagrees with the in-process data path")
+    return row
 
 
 def memory_vs_upstream(messages: int = 2_000) -> dict[str, Any]:
