@@ -42,6 +42,8 @@ _DICT_ONLY: Final = {dict}
 _get = dict.get
 #: Request lines answered between two writes of the replies.
 FLUSH_EVERY: Final = 256
+#: A request line this long is read and answered by adapters/large_request.py (D-491).
+LARGE_LINE: Final = 1 << 20
 
 
 class Server:
@@ -246,6 +248,10 @@ class Server:
             if not chunk:
                 break
             buffer += chunk
+            if b"\n" not in chunk and len(buffer) >= LARGE_LINE:  # one long line so far
+                from dsh_conformance.adapters.large_request import answer_line
+
+                buffer = answer_line(self, buffer, Server)
             *lines, buffer = buffer.split(b"\n")
             # Replies go out every few lines, not once per read: the harness reads the
             # first replies while the rest are answered (a read can hold a thousand).

@@ -60,7 +60,9 @@ def _is_object(value: object) -> TypeGuard[Mapping[str, Any]]:
     return type(value) is FrozenDict or type(value) is dict or isinstance(value, Mapping)
 
 
-def _invalid(event: Event, what: str) -> DshError:
+def _invalid(event: Event | None, what: str) -> DshError:
+    if event is None:  # a one-pass caller redoes the read on the general path (project_data)
+        return DshError(ErrorCode.INVALID_EVENT, what)
     return DshError(ErrorCode.INVALID_EVENT, f"{event.type} at seq {event.seq}: {what}")
 
 
@@ -93,7 +95,7 @@ def text_content(blocks: Iterable[object]) -> str:
     return jsstr.canonical(texts[0] if len(texts) == 1 else "\n".join(texts))
 
 
-def _blocks(event: Event, value: object, what: str) -> Sequence[Mapping[str, Any]]:
+def _blocks(event: Event | None, value: object, what: str) -> Sequence[Mapping[str, Any]]:
     if type(value) is not tuple and type(value) is not list:
         raise _invalid(event, f"{what} must be an array of content blocks")
     for block in value:
@@ -107,7 +109,7 @@ def _blocks(event: Event, value: object, what: str) -> Sequence[Mapping[str, Any
 _CANONICAL_LENGTH: Final = jsstr._FAST.canonical_length if jsstr._FAST is not None else None
 
 
-def _text(event: Event, blocks: Sequence[Mapping[str, Any]]) -> tuple[str, int]:
+def _text(event: Event | None, blocks: Sequence[Mapping[str, Any]]) -> tuple[str, int]:
     """``text_content`` of already-validated blocks (canonical) and its UTF-8 length, with
     a one-block fast path."""
     if len(blocks) == 1:
@@ -126,7 +128,7 @@ def _text(event: Event, blocks: Sequence[Mapping[str, Any]]) -> tuple[str, int]:
     return jsstr.canonical_utf8_length(text)
 
 
-def _display(event: Event, data: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
+def _display(event: Event | None, data: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
     envelope = data.get("envelope")
     if envelope is not None:
         if not _is_object(envelope) or "displayContent" not in envelope:
@@ -172,15 +174,24 @@ def _event_data(event: Event) -> Mapping[str, Any]:
 def project_event(event: Event) -> ProjectedItem | None:
     """The item one surface event projects to, or None (PROJ-001, PROJ-004, PROJ-008, D-31)."""
     type_ = event.type
+    if type_ != "assistant/message" and type_ not in _PROMPTS:
+        return None  # tool/result, context/message, and anything else: never projected
+    return project_data(type_, _event_data(event), event)
+
+
+def project_data(type_: str, data: Mapping[str, Any], event: Event | None) -> ProjectedItem | None:
+    """``project_event`` of an event of type *type_* whose data object is *data*.
+
+    *event* names the event in an error; ``None`` is for a one-pass caller that, on any
+    error, redoes the whole read on the general path to raise that path's first error
+    (``snapshot.project_json``), so the message it gets here is never shown."""
     if type_ == "assistant/message":
-        data = _event_data(event)
         if data.get("interrupted") is True:
             return None  # incomplete assistant output (D-57)
         text, length = _text(event, _blocks(event, data.get("content"), "content"))
         return _item("assistant", text, False, length) if text else None
     if type_ not in _PROMPTS:
-        return None  # tool/result, context/message, and anything else: never projected
-    data = _event_data(event)
+        return None
     source: Any = data.get("source")  # a Mapping whenever kind is not None
     if type(source) is FrozenDict:
         source = source._data

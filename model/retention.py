@@ -28,6 +28,7 @@ from dsh_conformance.model.errors import DshError, ErrorCode
 from dsh_conformance.model.headtail import truncate_with_notice
 from dsh_conformance.model.projection import Projected, project
 from dsh_conformance.model.serialization import stringify_tag_safe
+from dsh_conformance.model.session import SessionHeader
 from dsh_conformance.model.snapshot import SessionSnapshot
 
 #: The default per-source cap (seed: "65,536 UTF-8 bytes by default").
@@ -187,12 +188,14 @@ def _budget_exceeded() -> DshError:
     )
 
 
-def _data(snapshot: SessionSnapshot, label: str, items: list[_Item]) -> dict[str, Any]:
+def _data(
+    session: SessionHeader, captured: int | None, label: str, items: list[_Item]
+) -> dict[str, Any]:
     return {
-        "sessionId": snapshot.session.id,
+        "sessionId": session.id,
         "label": label,
-        "cwd": snapshot.session.cwd,
-        "capturedThroughSeq": snapshot.captured_through_seq,
+        "cwd": session.cwd,
+        "capturedThroughSeq": captured,
         "conversation": [{"role": item.role, "text": item.text} for item in items],
     }
 
@@ -209,7 +212,22 @@ def retain(
 ) -> RetainedSource:
     """RET-001..RET-011: the capped data object of one source, or BUDGET_EXCEEDED."""
     original = project(snapshot.events) if projected is None else projected
-    fixed = jsstr.utf8_length(stringify_tag_safe(_data(snapshot, label, [])))
+    return retain_projected(
+        snapshot.session, snapshot.captured_through_seq, label, max_bytes, original
+    )
+
+
+def retain_projected(
+    session: SessionHeader,
+    captured: int | None,
+    label: str,
+    max_bytes: int,
+    original: Sequence[Projected],
+) -> RetainedSource:
+    """``retain`` of a snapshot known by its header, capture seq and projection (a
+    snapshot given as JSON is projected in the same pass that checks it:
+    ``snapshot.project_json``)."""
+    fixed = jsstr.utf8_length(stringify_tag_safe(_data(session, captured, label, [])))
 
     # Phase 1: keep checkpoints and the newest item; keep the longest run of the newest
     # droppable items that fits (== upstream dropping oldest-first until it fits, D-33).
@@ -299,7 +317,7 @@ def retain(
         truncated=dropped > 0 or omitted_bytes > 0,
     )
     return RetainedSource(
-        _data(snapshot, label, retained),
+        _data(session, captured, label, retained),
         stats,
         size,
         tuple(item.omitted for item in retained),

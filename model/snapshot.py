@@ -14,7 +14,11 @@ from typing import Any
 from attrs import frozen
 
 from dsh_conformance.model.errors import DshError, ErrorCode
+from dsh_conformance.model.projection import _PROMPTS, ProjectedItem, project, project_data
 from dsh_conformance.model.session import (
+    _APPEND_KEYS,
+    _PLAIN_KEYS,
+    MAX_SAFE_INTEGER,
     Event,
     SessionHeader,
     SessionLog,
@@ -44,21 +48,79 @@ class SessionSnapshot:
 
         *borrow*: the events keep their data as given (``Event.borrow_json``), for a read
         that keeps nothing of the snapshot past its caller's return."""
-        if not isinstance(data, Mapping) or not {"session", "events"} <= set(data):
-            raise DshError(
-                ErrorCode.INVALID_ARGUMENT, "a snapshot needs session, capturedThroughSeq, events"
-            )
-        seq = data.get("capturedThroughSeq")
-        if seq is not None and (not isinstance(seq, int) or isinstance(seq, bool) or seq < 0):
-            raise DshError(ErrorCode.INVALID_EVENT, "capturedThroughSeq must be null or a seq")
-        events = data["events"]
-        if not isinstance(events, list | tuple):
-            raise DshError(ErrorCode.INVALID_EVENT, "snapshot events must be an array")
+        header, seq, events = _parts(data)
         return cls(
-            SessionHeader.from_json(data["session"]),
-            seq,
-            tuple(map(Event.borrow_json if borrow else Event.from_json, events)),
+            header, seq, tuple(map(Event.borrow_json if borrow else Event.from_json, events))
         )
+
+
+def _parts(data: object) -> tuple[SessionHeader, int | None, Sequence[object]]:
+    """A snapshot's header, capture seq and raw events, checked in ``from_json``'s order."""
+    if not isinstance(data, Mapping) or not {"session", "events"} <= set(data):
+        raise DshError(
+            ErrorCode.INVALID_ARGUMENT, "a snapshot needs session, capturedThroughSeq, events"
+        )
+    seq = data.get("capturedThroughSeq")
+    if seq is not None and (not isinstance(seq, int) or isinstance(seq, bool) or seq < 0):
+        raise DshError(ErrorCode.INVALID_EVENT, "capturedThroughSeq must be null or a seq")
+    events = data["events"]
+    if not isinstance(events, list | tuple):
+        raise DshError(ErrorCode.INVALID_EVENT, "snapshot events must be an array")
+    return SessionHeader.from_json(data["session"]), seq, events
+
+
+def project_json(
+    data: object,
+) -> tuple[SessionHeader, int | None, tuple[ProjectedItem, ...]]:
+    """``project(SessionSnapshot.from_json(data, borrow=True).events)`` with the header and
+    capture seq, in one pass over the events (issue 44: the op from JSON walked them twice,
+    once to check and wrap each event, once to project it).
+
+    An event of the common shape (``Event.borrow_json``'s own: a dict of the four fields,
+    or five with ``"surfaceOp": "append"``, and a dict ``data``) is checked and projected
+    where it stands, no ``Event`` built, nothing copied.  At the first event of any other
+    shape, or the first projection error, the whole read is redone on the general path,
+    which raises the error ``from_json`` then ``project`` raise (an envelope error of a
+    later event before a projection error of an earlier one): the same code and message."""
+    header, seq, events = _parts(data)
+    items = _project_common(events)
+    if items is None:
+        items = project(tuple(map(Event.borrow_json, events)))  # every envelope first
+    return header, seq, items
+
+
+def _project_common(events: Sequence[object]) -> tuple[ProjectedItem, ...] | None:
+    """``project_json``'s one pass, or None where it hands over to the general path."""
+    items: list[ProjectedItem] = []
+    append = items.append
+    plain, with_op, safe = _PLAIN_KEYS, _APPEND_KEYS, MAX_SAFE_INTEGER
+    try:
+        for raw in events:
+            if type(raw) is not dict:
+                return None
+            keys = raw.keys()
+            if keys != plain and (keys != with_op or raw["surfaceOp"] != "append"):
+                return None
+            type_, seq, time = raw["type"], raw["seq"], raw["time"]
+            # borrow_json's checks: exact types (a bool is no seq), safe non-negative ints.
+            if not (
+                type(type_) is str
+                and type(seq) is int
+                and type(time) is int
+                and 0 <= seq <= safe
+                and 0 <= time <= safe
+            ):
+                return None
+            if type_ == "assistant/message" or type_ in _PROMPTS:
+                data = raw["data"]
+                if type(data) is not dict:
+                    return None
+                item = project_data(type_, data, None)
+                if item is not None:
+                    append(item)
+    except DshError:
+        return None
+    return tuple(items)
 
 
 def read_surface(header: SessionHeader, events: Sequence[Event]) -> SessionSnapshot:

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import os
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from types import TracebackType
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from attrs import evolve
 
@@ -61,7 +61,7 @@ class StoredItem:
         role: Role,
         checkpoint: bool,
         length: int,
-        log: _OpenLog,
+        log: LogLines,
         place: tuple[int, int, int],
     ) -> None:
         self.role: Role = role
@@ -79,6 +79,16 @@ class StoredItem:
             assert item is not None  # it projected to this message when the log was read
             self._text = item.text
         return self._text
+
+
+class LogLines(Protocol):
+    """Where ``read_lines`` reads a log: its header then events, one JSON text each, with
+    the place of each; a text is read again by its place (adapters/large_request.py reads
+    them from the spans of a request line)."""
+
+    def lines(self) -> Iterator[tuple[int, bytes]]: ...
+    def line(self, offset: int, size: int, crc: int) -> bytes: ...
+    def not_json(self, number: int) -> ReadOutcome: ...
 
 
 class _OpenLog:
@@ -105,6 +115,9 @@ class _OpenLog:
                 yield offset, line[:-1] if line.endswith(b"\n") else line
                 offset += len(line)
 
+    def not_json(self, number: int) -> ReadOutcome:
+        return _invalid_log(self.path, f"line {number} is not JSON")
+
     def close(self) -> None:
         os.close(self.fd)
 
@@ -115,10 +128,16 @@ def _invalid_log(path: str, what: str) -> ReadOutcome:
 
 def _read(log: _OpenLog) -> ReadOutcome:
     """One streaming read of *log* (see the module docstring)."""
+    return read_lines(log, lambda: _invalid_log(log.path, "no header line"))
+
+
+def read_lines(log: LogLines, empty: Callable[[], ReadOutcome]) -> ReadOutcome:
+    """The read of a log given as lines (``empty()`` when it has none): parsed, validated,
+    folded and projected as a session given as data is, keeping summaries only."""
     lines = log.lines()
     first = next(lines, None)
     if first is None:
-        return _invalid_log(log.path, "no header line")
+        return empty()
     fold = SurfaceFold()
     # The projection of every node appended so far: (role, checkpoint, length) or None
     # (nothing projected) and the line's place, or the DshError projecting it raised
@@ -146,7 +165,7 @@ def _read(log: _OpenLog) -> ReadOutcome:
     except DshError as exc:
         return ReadOutcome.failed(f"invalid session surface: {exc.message}")
     except ValueError:
-        return _invalid_log(log.path, f"line {number} is not JSON")
+        return log.not_json(number)
     items: list[StoredItem] = []
     for node in fold.nodes:
         entry = projected[node.seq]

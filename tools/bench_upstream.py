@@ -632,6 +632,79 @@ def memory_stored(messages: int = 10_000) -> dict[str, Any]:
     }
 
 
+#: A served reference model with the large-request path off (adapters/large_request.py):
+#: every request parsed whole, the data path.
+SERVED_DATA_PATH = (
+    "import sys\n"
+    "from dsh_conformance.adapters import serve\n"
+    "serve.LARGE_LINE = 1 << 62\n"
+    "raise SystemExit(serve.main(sys.argv[1:]))\n"
+)
+
+
+def _served_peak(argv: list[str], line: bytes) -> tuple[int, bytes]:
+    """Peak RSS (VmHWM) of the served process *argv* once it has answered *line*, and
+    its reply.  Read from /proc while it waits for its next request: the real served
+    process, nothing added to it."""
+    child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT)
+    assert child.stdin is not None
+    assert child.stdout is not None
+    try:
+        child.stdin.write(line)
+        child.stdin.flush()
+        reply = child.stdout.readline()
+        with open(f"/proc/{child.pid}/status", encoding="ascii") as status:
+            peak = next(int(s.split()[1]) * 1024 for s in status if s.startswith("VmHWM:"))
+    finally:
+        child.stdin.close()
+        child.wait(timeout=60)
+    return peak, reply
+
+
+def memory_wire(messages: int = 10_000, data_path: bool = True) -> dict[str, Any]:
+    """Peak RSS of the served reference model (``python -m dsh_conformance.adapters.serve``)
+    answering one prepare request of *messages* messages from its line, over the text:
+    the line is read as bytes and its sessions streamed from their spans
+    (adapters/large_request.py, D-491).  Beside it, the same served process with that
+    path off (the request parsed whole: the data path) on the same line.  Both replies are
+    checked identical to the in-process data path's, byte for byte.
+
+    The steps: the interpreter (a bare ``python -c``), the served process's imports (its
+    peak after a handshake), and what answering the request adds on top (``prepare``:
+    the line's bytes, held once, and preparation); ``line`` is the request line's size.
+    *data_path* False skips the served data path (its loop reads a line by concatenating
+    64 KiB reads: quadratic, hours for a line of a few hundred MB)."""
+    from dsh_conformance.adapters import wire
+
+    session = session_json(messages)
+    text = text_bytes(session)
+    args = prepare_args(session)
+    expected = wire.encode(wire.result(1, _model_call("prepare", args)))
+    line = wire.encode(wire.request(1, "prepare", args))
+    del session, args
+    served = [sys.executable, "-m", "dsh_conformance.adapters.serve"]
+    handshake = wire.encode(wire.handshake_request(1))
+    imported, _ = _served_peak(served, handshake)
+    bare = _PEAK_PRELUDE + "import json\nprint(json.dumps({'start': start}))"
+    start = _peaks([sys.executable, "-c", bare])["start"]
+    peak, reply = _served_peak(served, line)
+    report = {"text": text, "start": start, "imported": imported, "built": imported}
+    row = {
+        "row": f"peak memory of the served model preparing {messages:,} messages from the "
+        f"request line ({text / 1e6:.1f} MB of text, a {len(line) / 1e6:.1f} MB line)",
+        **_breakdown({**report, "peak": peak}),
+        "line": len(line) / text,
+    }
+    if data_path:
+        data_peak, data_reply = _served_peak([sys.executable, "-c", SERVED_DATA_PATH], line)
+        if data_reply != expected:
+            raise SystemExit("memory: the served data path disagrees with the in-process one")
+        row["data_path"] = _breakdown({**report, "peak": data_peak})
+    if reply != expected:
+        raise SystemExit("memory: the served reply disagrees with the in-process data path")
+    return row
+
+
 def memory_vs_upstream(messages: int = 2_000) -> dict[str, Any]:
     """The same measurement on both sides: the model's process and a Node process running
     the upstream prepare handler, on the same input (its JSON's hash checked equal) with

@@ -9,19 +9,28 @@ must not reach the prepared context).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, Final
 
 from dsh_conformance.adapters.reference import State, op
-from dsh_conformance.model import candidates, headtail, jsstr
+from dsh_conformance.model import candidates, headtail, jsstr, projection, retention
 from dsh_conformance.model.config import ReferenceConfig
 from dsh_conformance.model.errors import DshError, ErrorCode
 from dsh_conformance.model.frozen import thaw
-from dsh_conformance.model.prepare import NEVER, Cancel, ReadOutcome, prepare
+from dsh_conformance.model.prepare import NEVER, Cancel, Reader, ReadOutcome, prepare
 from dsh_conformance.model.projection import project
-from dsh_conformance.model.retention import DEFAULT_MAX_REFERENCE_BYTES, retain
+from dsh_conformance.model.retention import (
+    DEFAULT_MAX_REFERENCE_BYTES,
+    retain,
+    retain_projected,
+)
 from dsh_conformance.model.session import Event, SessionLog, is_safe_int
-from dsh_conformance.model.snapshot import SessionSnapshot, read_log, session_from_json
+from dsh_conformance.model.snapshot import (
+    SessionSnapshot,
+    project_json,
+    read_log,
+    session_from_json,
+)
 
 
 def _bad(message: str) -> DshError:
@@ -60,13 +69,41 @@ def _max_bytes(args: Mapping[str, Any]) -> int:
     return int(value)
 
 
+#: What the one pass of ``retention.retain`` stands for: the op's ``retain``, retention's
+#: ``project`` and projection's ``project_event``, as this module found them.
+_TWO_PASSES: Final = (retain, vars(retention)["project"], projection.project_event)
+
+
+def _one_pass_stands() -> bool:
+    """Whether the one pass still computes what the two passes would: none of the names
+    it stands for replaced (tests/zoo's defects patch them; they then get the passes that
+    call them, D-490)."""
+    return (retain, vars(retention)["project"], projection.project_event) == _TWO_PASSES
+
+
 @op("retention.retain", "retention")
 def _retain(state: State, args: Mapping[str, Any]) -> dict[str, Any]:
-    snapshot = _snapshot(args)
-    label = args.get("label", snapshot.session.id)
-    if not isinstance(label, str):
-        raise DshError(ErrorCode.INVALID_REFERENCE, "label must be a string")
-    result = retain(snapshot, jsstr.canonical(label), _max_bytes(args))
+    try:
+        cap: int | None = _max_bytes(args)
+    except DshError:
+        cap = None
+    if (
+        "snapshot" in args
+        and isinstance(args.get("label", ""), str)
+        and cap is not None
+        and _one_pass_stands()
+    ):
+        # Valid options: the snapshot's events checked and projected in one pass (issue 44,
+        # D-490; an invalid option is raised after the snapshot's errors, as below).
+        header, seq, projected = project_json(args["snapshot"])
+        label = jsstr.canonical(args.get("label", header.id))
+        result = retain_projected(header, seq, label, cap, projected)
+    else:  # the general order: snapshot, label, cap, then projection errors
+        snapshot = _snapshot(args)
+        label = args.get("label", snapshot.session.id)
+        if not isinstance(label, str):
+            raise DshError(ErrorCode.INVALID_REFERENCE, "label must be a string")
+        result = retain(snapshot, jsstr.canonical(label), _max_bytes(args))
     return {"data": result.data, "stats": result.stats.to_json(), "source": result.typed()}
 
 
@@ -177,17 +214,30 @@ def _target(args: Mapping[str, Any]) -> tuple[str, str | None]:
 
 @op("prepare", "prepare")
 def _prepare(state: State, args: Mapping[str, Any]) -> dict[str, Any]:
+    return prepare_with(args, _fault_store)
+
+
+def _fault_store(args: Mapping[str, Any]) -> Reader:
+    return FaultStore(args.get("sessions", {}), args.get("faults")).read
+
+
+def prepare_with(
+    args: Mapping[str, Any], reader: Callable[[Mapping[str, Any]], Reader]
+) -> dict[str, Any]:
+    """The ``prepare`` op with its sessions read by ``reader(args)``, made where the op
+    makes its store (after the target and reference checks): the served model reads a
+    large request's sessions from the line's bytes (adapters/large_request.py, D-491)."""
     config = ReferenceConfig.from_json(args.get("config"))
     target_id, _ = _target(args)
     references = _arg(args, "references")
     if not isinstance(references, list | tuple):
         raise DshError(ErrorCode.INVALID_REFERENCE, "references must be an array")
-    store = FaultStore(args.get("sessions", {}), args.get("faults"))
+    read = reader(args)
     run = prepare(
         target_id,
         _arg(args, "content"),
         references,
-        store.read,
+        read,
         config,
         _cancel_at(args.get("cancelAt")),
     )
