@@ -49,7 +49,7 @@ from dsh_conformance.conformance.agent_support import (
     replay,
     text,
 )
-from dsh_conformance.conformance.read_ahead import read_ahead
+from dsh_conformance.conformance.read_ahead import act_then_read, read_ahead
 
 #: Every requirement a check of this machine may blame: a test that runs it cites them all.
 BLAMES: Final = (
@@ -188,9 +188,18 @@ class InboxMachine(RuleBasedStateMachine):
 
     def both(self, op: str, /, **args: Any) -> Any:
         """Run *op* on impl (with *args*) and oracle (with a deep copy); outcomes must agree."""
+        return self._both(op, args, ())
+
+    def _both(self, op: str, args: dict[str, Any], reads: tuple[str, ...]) -> Any:
+        """``both``, asking impl the *reads* that follow the operation in the same batch
+        (read_ahead.act_then_read: one round trip, the same requests)."""
         theirs = _outcome(self.oracle, op, copy.deepcopy(args))
         self.seen.clear()
-        ours = _outcome(self.impl, op, args)
+        if reads:
+            batch = ((read, read, self.agent) for read in reads)
+            ours = act_then_read(self.impl, self.seen, op, args, batch)
+        else:
+            ours = _outcome(self.impl, op, args)
         expect(
             "REF-007",
             ours == theirs,
@@ -202,7 +211,13 @@ class InboxMachine(RuleBasedStateMachine):
 
     def on_agent(self, op: str, /, **args: Any) -> Any:
         self.ops += 1
-        return self.both(op, agent=self.agent, **args)
+        return self._both(op, {"agent": self.agent, **args}, ())
+
+    def last_on_agent(self, op: str, /, reads: tuple[str, ...] = (), **args: Any) -> Any:
+        """``on_agent`` for a rule's last operation: the reads the rule and the invariants
+        make after it (every one of READS, or *reads*) go in its batch."""
+        self.ops += 1
+        return self._both(op, {"agent": self.agent, **args}, reads or READS)
 
     def read(self, op: str) -> Any:
         """impl's answer to the read *op*, asked once between two operations (issue 44):
@@ -212,7 +227,8 @@ class InboxMachine(RuleBasedStateMachine):
             self.seen[op] = self.impl.call(op, agent=self.agent)
         return self.seen[op]
 
-    def message(self, verb: str, recipe: str) -> None:
+    def message(self, verb: str, recipe: str, reads: tuple[str, ...] = ()) -> None:
+        """Send or steer record n; *reads* (default: READS) are what is read after it."""
         if not self.prefix and recipe not in PLAIN_RECIPES:
             recipe = PLAIN_RECIPES[RECIPES.index(recipe) % len(PLAIN_RECIPES)]
         self.records += 1
@@ -222,7 +238,7 @@ class InboxMachine(RuleBasedStateMachine):
         contexts = build_contexts(n, recipe)
         args = {"content": content, "source": source, "contexts": contexts}
         before = self.read("agent.notifications")
-        self.on_agent(verb, **args)
+        self.last_on_agent(verb, reads=reads, **args)
         after = self.read("agent.notifications")
         if len(after) > len(before):
             self.pristine[n] = copy.deepcopy(args)
@@ -242,7 +258,7 @@ class InboxMachine(RuleBasedStateMachine):
     def configure(self, listeners: list[str], script: str) -> None:
         """Every program starts from a listener chain and a scripted first response."""
         for name in listeners:
-            self.listen(name)
+            self.install(name, last=False)
         self.script(script)
 
     @rule(recipe=st.sampled_from(RECIPES))
@@ -252,7 +268,7 @@ class InboxMachine(RuleBasedStateMachine):
     @rule(recipe=st.sampled_from(RECIPES))
     def send_and_run(self, recipe: str) -> None:
         """The common host pattern in one rule: send, then drive the agent until idle."""
-        self.message("agent.send", recipe)
+        self.message("agent.send", recipe, reads=("agent.notifications",))
         self.run()
 
     @rule(recipe=st.sampled_from(RECIPES))
@@ -264,7 +280,7 @@ class InboxMachine(RuleBasedStateMachine):
         args: dict[str, Any] = {"content": text("injected"), "source": plugin("injector")}
         if meta:
             args["meta"] = {"model-hidden": True, "1": "one", "0": "zero"}
-        self.on_agent("agent.inject", **args)
+        self.last_on_agent("agent.inject", **args)
 
     @rule(
         verb=st.sampled_from(["agent.send", "agent.steer", "agent.inject"]),
@@ -276,7 +292,7 @@ class InboxMachine(RuleBasedStateMachine):
             self.read("agent.notifications"),
             self.read("agent.log"),
         )
-        self.on_agent(verb, content=[{"type": "text", "text": "bad", "v": {"$hostile": kind}}])
+        self.last_on_agent(verb, content=[{"type": "text", "text": "bad", "v": {"$hostile": kind}}])
         after = (self.read("agent.state"), self.read("agent.notifications"), self.read("agent.log"))
         expect("INBOX-002", after == before, "a rejected message changed the agent", kind=kind)
 
@@ -286,21 +302,27 @@ class InboxMachine(RuleBasedStateMachine):
     @rule(parent=st.booleans())
     def cancel(self, parent: bool) -> None:
         pending = self.unfated()
-        self.on_agent("agent.cancel", cause={"kind": "parent" if parent else "user"})
+        self.last_on_agent("agent.cancel", cause={"kind": "parent" if parent else "user"})
         self.dropped |= pending
 
     @precondition(lambda self: len(self.installed) < 4)
     @rule(name=st.sampled_from(sorted(LISTENERS)))
     def listen(self, name: str) -> None:
+        self.install(name, last=True)
+
+    def install(self, name: str, last: bool) -> None:
         if not self.prefix and name == "add-prefix":
             name = "add-separate"
         self.installed.append(name)
-        self.on_agent("agent.listen", listener=LISTENERS[name])
+        if last:
+            self.last_on_agent("agent.listen", listener=LISTENERS[name])
+        else:
+            self.on_agent("agent.listen", listener=LISTENERS[name])
 
     @precondition(lambda self: self.ops % 2 == 1)
     @rule(name=st.sampled_from(sorted(SCRIPTS)))
     def script(self, name: str) -> None:
-        self.on_agent("agent.script", responses=SCRIPTS[name])
+        self.last_on_agent("agent.script", responses=SCRIPTS[name])
 
     @rule()
     def mutate_inputs(self) -> None:
@@ -322,7 +344,7 @@ class InboxMachine(RuleBasedStateMachine):
 
     @rule()
     def step(self) -> None:
-        self.on_agent("agent.step")
+        self.last_on_agent("agent.step")
         self.note_submissions()
 
     @rule(point=st.sampled_from(POINTS))
@@ -337,7 +359,7 @@ class InboxMachine(RuleBasedStateMachine):
 
     @rule()
     def run(self) -> None:
-        self.on_agent("agent.run")
+        self.last_on_agent("agent.run")
         self.note_submissions()
 
     @precondition(lambda self: self.ops >= 12 and self.ops % 5 == 4)
@@ -345,7 +367,7 @@ class InboxMachine(RuleBasedStateMachine):
     def dispose(self) -> None:
         """Terminal, so only late in a program (an early disposal makes the rest moot)."""
         pending = self.unfated()
-        self.on_agent("agent.dispose")
+        self.last_on_agent("agent.dispose")
         self.dropped |= pending
         self.disposed |= pending
 

@@ -10,12 +10,12 @@ docs/protocol.md allows; what each read returns is the same, since none changes 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, MutableMapping
+from collections.abc import Hashable, Iterable, Mapping, MutableMapping
 from typing import Any, TypeVar
 
 from dsh_conformance.adapters.client import Implementation, ImplementationError
 
-__all__ = ["read_ahead"]
+__all__ = ["act_then_read", "read_ahead"]
 
 K = TypeVar("K", bound=Hashable)
 
@@ -35,3 +35,29 @@ def read_ahead(
     for (key, _, _), answer in zip(wanted, answers, strict=True):
         if not isinstance(answer, ImplementationError):
             seen[key] = answer
+
+
+def act_then_read(
+    impl: Implementation,
+    seen: MutableMapping[K, Any],
+    op: str,
+    args: Mapping[str, Any],
+    reads: Iterable[tuple[K, str, str]],
+) -> tuple[str, Any]:
+    """impl's outcome of the operation *op* (``("ok", result)`` or ``("error", code)``),
+    asked in one batch with the reads the invariants make right after it.
+
+    The host receives the same requests in the same order as when the operation and then
+    the reads are asked one after the other (read_ahead): only the round trip between
+    them goes.  *seen* is emptied (the operation may change every read) and refilled with
+    the reads' answers; a read answered with an error is left out, as in ``read_ahead``."""
+    seen.clear()
+    wanted = list(reads)
+    answers = impl.call_many([(op, args), *((o, {"agent": agent}) for _, o, agent in wanted)])
+    for (key, _, _), answer in zip(wanted, answers[1:], strict=True):
+        if not isinstance(answer, ImplementationError):
+            seen[key] = answer
+    first = answers[0]
+    if isinstance(first, ImplementationError):
+        return "error", first.code
+    return "ok", first

@@ -41,7 +41,7 @@ from dsh_conformance.adapters.client import Implementation, ImplementationError
 from dsh_conformance.checks import check, expect
 from dsh_conformance.conformance import side_invariants as inv
 from dsh_conformance.conformance.js_objects import js_dumps, js_form, js_same
-from dsh_conformance.conformance.read_ahead import read_ahead
+from dsh_conformance.conformance.read_ahead import act_then_read, read_ahead
 
 pytestmark = [
     pytest.mark.capability("side"),
@@ -92,6 +92,10 @@ OPTIONS: dict[str, Any] = {
 ROOTS = ("P", 'Q "界"')
 MAX_AGENTS = 6
 HEADING = "## Side-session handback\n\n"
+LOG = "agent.log"
+#: What the lockstep invariant reads of every agent after every step (the other
+#: invariants read subsets of it).
+READS = (LOG, "agent.requests", "agent.notifications", "agent.state")
 
 
 def dump(value: object) -> str:
@@ -119,11 +123,23 @@ class SideMachine(RuleBasedStateMachine):
 
     def both(self, op: str, **args: Any) -> Any:
         """Run *op* on both; results or error codes must agree; failures change no log."""
+        return self._both(op, args, last=False)
+
+    def last(self, op: str, **args: Any) -> Any:
+        """``both`` for a rule's last operation: impl is asked the reads the invariants
+        make after it (READS of every agent) in the operation's own batch
+        (read_ahead.act_then_read: one round trip, the same requests)."""
+        return self._both(op, args, last=True)
+
+    def _both(self, op: str, args: dict[str, Any], last: bool) -> Any:
         before = self.all_logs()
         self.seen.clear()
         self.forms.clear()
-        outcomes = []
-        for target in self.targets:
+        outcomes: list[tuple[str, Any]] = []
+        if last:
+            reads = (((read, aid), read, aid) for aid in self.tags for read in READS)
+            outcomes.append(act_then_read(self.impl, self.seen, op, args, reads))
+        for target in self.targets[len(outcomes) :]:
             try:
                 outcomes.append(("ok", target.call(op, **args)))
             except ImplementationError as exc:
@@ -148,6 +164,7 @@ class SideMachine(RuleBasedStateMachine):
         return value
 
     def all_logs(self) -> dict[str, bytes | str]:
+        read_ahead(self.impl, self.seen, (((LOG, a), LOG, a) for a in self.tags))
         out = {}
         for a in self.tags:
             if a not in self.forms:
@@ -200,27 +217,28 @@ class SideMachine(RuleBasedStateMachine):
             "error": [{"error": f"failed {mark}"}],
         }[kind]
         self.both("agent.script", agent=aid, responses=responses)
-        self.both("agent.send", agent=aid, content=[{"type": "text", "text": f"ask {mark}"}])
+        self.last("agent.send", agent=aid, content=[{"type": "text", "text": f"ask {mark}"}])
 
     @rule(data=st.data())
     def steer(self, data: st.DataObject) -> None:
         aid = data.draw(st.sampled_from(list(self.tags)))
         mark = self.marker(aid)
-        self.both("agent.steer", agent=aid, content=[{"type": "text", "text": f"steer {mark}"}])
+        self.last("agent.steer", agent=aid, content=[{"type": "text", "text": f"steer {mark}"}])
 
     @rule(data=st.data(), count=st.integers(min_value=1, max_value=4))
     def step(self, data: st.DataObject, count: int) -> None:
         aid = data.draw(st.sampled_from(list(self.tags)))
-        for _ in range(count):
+        for _ in range(count - 1):
             self.both("agent.step", agent=aid)
+        self.last("agent.step", agent=aid)
 
     @rule(data=st.data())
     def run(self, data: st.DataObject) -> None:
-        self.both("agent.run", agent=data.draw(st.sampled_from(list(self.tags))))
+        self.last("agent.run", agent=data.draw(st.sampled_from(list(self.tags))))
 
     @rule(data=st.data())
     def cancel(self, data: st.DataObject) -> None:
-        self.both("agent.cancel", agent=data.draw(st.sampled_from(list(self.tags))))
+        self.last("agent.cancel", agent=data.draw(st.sampled_from(list(self.tags))))
 
     def advance(self, aid: str, steps: int) -> None:
         """Give *aid* work with a tool batch and run it *steps* micro-steps into it."""
@@ -250,7 +268,7 @@ class SideMachine(RuleBasedStateMachine):
         child = f"{source}/side {len(self.tags)}"
         before = self.log(source)
         system = self.read("agent.system", source)["system"]
-        result = self.both("side.fork", parent=source, child=child, frame=frame)
+        result = self.last("side.fork", parent=source, child=child, frame=frame)
         if isinstance(result, ImplementationError):
             expect(
                 "SIDE-062",
@@ -282,7 +300,7 @@ class SideMachine(RuleBasedStateMachine):
     @rule(data=st.data())
     def frame(self, data: st.DataObject) -> None:
         child = data.draw(st.sampled_from(sorted(self.children)))
-        result = self.both("side.frame", child=child)
+        result = self.last("side.frame", child=child)
         if not isinstance(result, ImplementationError):
             self.children[child]["framed"] = True
 
@@ -299,7 +317,7 @@ class SideMachine(RuleBasedStateMachine):
         args: dict[str, Any] = {"child": child}
         if cap is not None:
             args["cap"] = cap
-        self.both("side.askHandback", **args)
+        self.last("side.askHandback", **args)
 
     @precondition(lambda self: bool(self.children))
     @rule(
@@ -347,7 +365,7 @@ class SideMachine(RuleBasedStateMachine):
         if explicit is not None:
             args["text"] = f"EX {self.marker(child)} " + "e" * explicit
         before = self.log(parent)
-        result = self.both("side.mergeBack", **args)
+        result = self.last("side.mergeBack", **args)
         if isinstance(result, ImplementationError):
             return
         expect(
@@ -396,20 +414,20 @@ class SideMachine(RuleBasedStateMachine):
     @rule(data=st.data(), summary=st.sampled_from(["short", "a longer summary"]))
     def compact(self, data: st.DataObject, summary: str) -> None:
         aid = data.draw(st.sampled_from(list(self.tags)))
-        self.both("side.compact", agent=aid, summary=f"{summary} {self.marker(aid)}")
+        self.last("side.compact", agent=aid, summary=f"{summary} {self.marker(aid)}")
 
     @precondition(lambda self: len(self.children) > len(self.disposed & set(self.children)))
     @rule(data=st.data())
     def dispose_child(self, data: st.DataObject) -> None:
         child = data.draw(st.sampled_from(sorted(set(self.children) - self.disposed)))
-        self.both("agent.dispose", agent=child)
+        self.last("agent.dispose", agent=child)
         self.disposed.add(child)
 
     # --- invariants ----------------------------------------------------------------------
 
     @invariant()
     def lockstep(self) -> None:
-        ops = ("agent.log", "agent.requests", "agent.notifications", "agent.state")
+        ops = READS
         read_ahead(self.impl, self.seen, (((op, aid), op, aid) for aid in self.tags for op in ops))
         for aid in self.tags:
             for op in ops:
