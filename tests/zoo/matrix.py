@@ -155,7 +155,7 @@ def run_zoo(
 
 
 @functools.cache
-def _shared_pool() -> ProcessPoolExecutor:
+def _shared_pool(profile: str) -> ProcessPoolExecutor:
     pool = ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=_init)
     atexit.register(pool.shutdown)
     return pool
@@ -164,9 +164,14 @@ def _shared_pool() -> ProcessPoolExecutor:
 def run_shared(
     keys: Sequence[str], profile: str = PROFILE, seed_only: bool = False
 ) -> list[dict[str, Any]]:
-    """Run *keys* one after another in this process's one spawned worker, which every
-    test module running members shares (the zoo's area files, the fixed examples): under
-    ``-n 2 --dist loadfile`` the modules spread over the xdist workers, each keeps one
-    process busy and starts it once."""
+    """Run *keys* one after another in this process's one spawned worker for *profile*,
+    which every test module running members under it shares (the zoo's area files; the
+    fixed examples): under ``-n 2 --dist loadfile`` the modules spread over the xdist
+    workers, each keeps one process busy and starts it once.
+
+    One worker per profile, never one for all: a test module's ``@settings`` takes every
+    setting it does not name from the profile loaded when the module is first imported,
+    so in a process whose first run was ``fixed`` the later runs' properties would keep
+    the explicit phase alone and generate nothing."""
     run = functools.partial(run_member, profile=profile, seed_only=seed_only)
-    return list(_shared_pool().map(run, keys))
+    return list(_shared_pool(profile).map(run, keys))
