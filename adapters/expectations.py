@@ -78,7 +78,6 @@ from attrs import field, frozen
 
 from dsh_conformance.errors import ManifestError
 
-STATUSES: Final = ("xfail", "unsupported")
 _REQUIREMENT_ID: Final = re.compile(r"[A-Z]+-[0-9]{3}[a-z]?")
 
 

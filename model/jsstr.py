@@ -178,11 +178,6 @@ codecs.register_error(_PAIR_CHECK, _check_pairs)
 codecs.register_error(_ESCAPE_SURROGATES, _escape_surrogates)
 
 
-def is_canonical(s: str) -> bool:
-    """Whether *s* is already in canonical form (no adjacent high+low surrogate pair)."""
-    return canonical(s) == s
-
-
 def to_code_units(s: str) -> list[int]:
     """The UTF-16 code units of *s*, as JavaScript's ``charCodeAt`` would list them."""
     data = s.encode("utf-16-le", "surrogatepass")

@@ -84,11 +84,3 @@ def prepare_prompt_message(
         }
     )
     return PreparedPrompt(data, separate)
-
-
-def display_content(data: Mapping[str, Any]) -> Any:
-    """What a host renders as the user's message: ``envelope.displayContent ?? content``."""
-    envelope = data.get("envelope")
-    if isinstance(envelope, Mapping) and "displayContent" in envelope:
-        return envelope["displayContent"]
-    return data.get("content")

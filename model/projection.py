@@ -66,22 +66,6 @@ def _invalid(event: Event | None, what: str) -> DshError:
     return DshError(ErrorCode.INVALID_EVENT, f"{event.type} at seq {event.seq}: {what}")
 
 
-def is_compact_checkpoint_source(source: object) -> bool:
-    """PROJ-002, PROJ-008, D-30: ``source.kind == 'plugin' and source.plugin == 'compact'``.
-
-    Extra fields are ignored and ``surfaceOp`` is not consulted: the marker is part of the
-    compaction capability contract, not of one backend's replace operation.
-    """
-    return (
-        _is_object(source) and source.get("kind") == "plugin" and source.get("plugin") == "compact"
-    )
-
-
-def is_user_source(source: object) -> bool:
-    """A direct-human source: ``kind == 'user'`` (extra fields ignored)."""
-    return _is_object(source) and source.get("kind") == "user"
-
-
 def text_content(blocks: Iterable[object]) -> str:
     """PROJ-006: the ``text`` of every text block, joined with LF (non-text blocks skipped).
 
@@ -129,21 +113,17 @@ def _text(event: Event | None, blocks: Sequence[Mapping[str, Any]]) -> tuple[str
 
 
 def _display(event: Event | None, data: Mapping[str, Any]) -> Sequence[Mapping[str, Any]]:
+    """PROJ-003, PROJ-009: ``envelope.displayContent`` if the prompt has one, else ``content``.
+
+    Only the envelope's own display content is read, never the baked prefix, so a target
+    message that carried an earlier snapshot re-exports its direct prompt only.
+    """
     envelope = data.get("envelope")
     if envelope is not None:
         if not _is_object(envelope) or "displayContent" not in envelope:
             raise _invalid(event, "envelope must be an object with displayContent")
         return _blocks(event, envelope["displayContent"], "envelope.displayContent")
     return _blocks(event, data.get("content"), "content")
-
-
-def display_content(event: Event) -> Sequence[Mapping[str, Any]]:
-    """PROJ-003, PROJ-009: ``envelope.displayContent`` if the prompt has one, else ``content``.
-
-    Only the envelope's own display content is read, never the baked prefix, so a target
-    message that carried an earlier snapshot re-exports its direct prompt only.
-    """
-    return _display(event, _data(event))
 
 
 def _data(event: Event) -> Mapping[str, Any]:
@@ -195,7 +175,9 @@ def project_data(type_: str, data: Mapping[str, Any], event: Event | None) -> Pr
     source: Any = data.get("source")  # a Mapping whenever kind is not None
     if type(source) is FrozenDict:
         source = source._data
-    # is_compact_checkpoint_source and is_user_source, read once (this runs per event).
+    # The source's kind, read once (this runs per event): a compact checkpoint is
+    # kind "plugin" with plugin "compact" (PROJ-002, PROJ-008, D-30: extra fields ignored,
+    # surfaceOp not consulted), a direct-human source kind "user".
     kind = source.get("kind") if type(source) is dict or _is_object(source) else None
     # Only a user/message can be a checkpoint; steering keeps direct-user sources only.
     checkpoint = type_ == "user/message" and kind == "plugin" and source.get("plugin") == "compact"

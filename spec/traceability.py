@@ -93,8 +93,3 @@ def cited_tests() -> dict[str, tuple[str, ...]]:
             for req in (*extra, *case["req"]):
                 by_req[req].add(f"{case_test}[{stem}:{case['id']}]")
     return {req: tuple(sorted(tests)) for req, tests in by_req.items()}
-
-
-def functions_of(tests: tuple[str, ...]) -> tuple[str, ...]:
-    """The distinct test functions of *tests* (case parametrizations folded)."""
-    return tuple(dict.fromkeys(t.split("[", 1)[0] for t in tests))

@@ -21,7 +21,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from test_upstream_conformance import needs_upstream  # noqa: F401 (a fixture)
 from zoo import members
-from zoo.matrix import run_zoo
+from zoo.matrix import run_shared
 
 from dsh_conformance.spec import load_catalog
 
@@ -56,7 +56,7 @@ SEED_MEMBERS: Final = _seed_members()
 
 @pytest.fixture(scope="module")
 def fixed_results() -> dict[str, dict[str, Any]]:
-    results = run_zoo(SEED_MEMBERS, workers=2, profile="fixed", seed_only=True)
+    results = run_shared(SEED_MEMBERS, profile="fixed", seed_only=True)
     return {r["member"]: r for r in results}
 
 

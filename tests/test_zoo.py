@@ -1,35 +1,28 @@
 """The zoo of broken implementations: every member is killed and blamed on its own ids.
 
-tests/zoo/ holds the members (one defect each); this runs them all through the real
-runner in two worker processes (tests/zoo/matrix.py, like ``tools/kill_matrix.py``) and
-holds each to its declaration: the run fails, every id in ``kills`` has status
-``fail``, and nothing else fails beyond what the defect really breaks (``collateral_ok``,
-REF-* identity) or what tests/zoo/pending.py lists as awaiting per-check blame.
+tests/zoo/ holds the members (one defect each); tests/test_zoo_<area>.py runs each
+area's through the real runner (tests/zoo/matrix.py, like ``tools/kill_matrix.py``) and
+holds each to its declaration (tests/zoo/kills.py): the run fails, every id in ``kills``
+has status ``fail``, and nothing else fails beyond what the defect really breaks
+(``collateral_ok``, REF-* identity) or what tests/zoo/pending.py lists as awaiting
+per-check blame.  Here: the declarations, and that every area has its file.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from zoo import AREAS, members
-from zoo.matrix import run_zoo
+from zoo import AREAS, kills, members
 from zoo.pending import PENDING
 
 from dsh_conformance.spec import load_catalog
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYS = [f"{e.area}:{e.factory}" for e in members()]
-
-
-@pytest.fixture(scope="module")
-def results() -> dict[str, dict[str, Any]]:
-    return {r["member"]: r for r in run_zoo(KEYS, workers=2)}
 
 
 def test_every_area_has_at_least_three_members_and_the_zoo_forty() -> None:
@@ -62,21 +55,17 @@ def test_committed_matrix_lists_the_current_zoo() -> None:
     assert {r["member"]: r["kills"] for r in data["results"]} == declared
 
 
-@pytest.mark.parametrize("key", KEYS)
-def test_member_is_killed_on_its_own_ids(results: dict[str, dict[str, Any]], key: str) -> None:
-    r = results[key]
-    on_target = r["killed"] and r["on_target"]
-    if r["gap"]:
-        assert not on_target, f"{key} is now killed on {r['kills']}: remove its `gap`"
-        pytest.xfail(f"known gap: {r['gap']}")
-    assert r["killed"], f"{key} ({r['invariant']}) passed its area"
-    assert not r["missed"], f"{key}: {r['missed']} not blamed; failing: {r['failing']}"
-    if r["seed_kills"]:  # issue 25: the seed verdict fails on the broken sentence's own id
-        assert r["seed_on_target"], f"{key}: the seed verdict does not fail on {r['seed_kills']}"
-    extra = set(r["unexpected"]) - PENDING.get(key, frozenset())
-    assert not extra, (
-        f"{key}: also blamed on {sorted(extra)} (by {[r['killed_by'][i] for i in sorted(extra)]})"
-    )
-    # a result a check cannot read blames nothing (D-251): a broken member may return one,
-    # as long as it is still killed on its own ids above; it never crashes or hangs
-    assert set(r["outcomes"]) <= {"pass", "fail", "error", "skipped", "protocol"}, r["outcomes"]
+def test_every_area_runs_its_members_in_its_own_file() -> None:
+    """Each area's members are killed by tests/test_zoo_<area>.py (tests/zoo/kills.py),
+    so no member goes unrun and ``--dist loadfile`` can spread the areas."""
+    files = {p.name for p in (ROOT / "tests").glob("test_zoo_*.py")}
+    assert files == {f"test_zoo_{area}.py" for area in AREAS}
+    for area in AREAS:
+        module = importlib.import_module(f"test_zoo_{area}")
+        assert area == module.AREA
+        assert (
+            module.test_member_is_killed_on_its_own_ids
+            is kills.test_member_is_killed_on_its_own_ids
+        )
+        assert module.pytest_generate_tests is kills.pytest_generate_tests
+    assert [k for area in AREAS for k in kills.area_keys(area)] == KEYS

@@ -50,7 +50,7 @@ def render_md(results: list[dict[str, Any]]) -> str:
         "Every member of the zoo (`tests/zoo/`) is the reference model with exactly one "
         "defect a host could plausibly ship. Each runs against its area of the suite "
         f"(Hypothesis `quick` examples without shrinking, seed `{SEED}`); "
-        "`tests/test_zoo.py` holds every member to this table. Regenerate with "
+        "`tests/test_zoo_<area>.py` hold every member to this table. Regenerate with "
         "`python tools/kill_matrix.py`.",
         "",
         f"**Killed: {killed}/{len(results)}. Killed and blamed on their own requirement "
@@ -162,7 +162,7 @@ def write_pending(results: list[dict[str, Any]]) -> None:
         '"""Collateral each zoo member is blamed for today only because a test blames every',
         "id it cites, or checks several rules at once (issue 10 converts those tests).",
         "",
-        "tests/test_zoo.py fails on collateral not listed here; regenerate with",
+        "tests/zoo/kills.py fails on collateral not listed here; regenerate with",
         "``python tools/kill_matrix.py --update-pending`` after tests were converted (the",
         "diff should only remove ids).",
         '"""',

@@ -43,8 +43,6 @@ NODE_FILES: Final = ("package.json", "package-lock.json")
 MIN_NODE: Final = (20, 6)
 #: Seconds ``npm ci`` may take before the install is reported as failed.
 INSTALL_TIMEOUT: Final = 600.0
-#: The package whose presence marks a complete install.
-MARKER_PACKAGE: Final = "@deepseek-ai/dsh-session-reference"
 
 _INSTALL_COMMAND: Final = "npm ci --prefix adapters/upstream --no-audit --no-fund"
 

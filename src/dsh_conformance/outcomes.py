@@ -58,19 +58,6 @@ APPLICABLE: Final = frozenset(
         Outcome.XPASS,
     }
 )
-#: Worst first: how a set of outcomes is summarised.
-SEVERITY: Final = (
-    Outcome.CRASH,
-    Outcome.TIMEOUT,
-    Outcome.PROTOCOL,
-    Outcome.ERROR,
-    Outcome.FAIL,
-    Outcome.XPASS,
-    Outcome.XFAIL,
-    Outcome.PASS,
-    Outcome.UNSUPPORTED,
-    Outcome.SKIPPED,
-)
 
 UNSUPPORTED_PREFIX: Final = "unsupported:"
 
@@ -129,8 +116,3 @@ def broke(outcome: Outcome, detail: str = "") -> bool:
 def classify_skip(reason: str) -> Outcome:
     text = reason.removeprefix("Skipped: ").strip()
     return Outcome.UNSUPPORTED if text.startswith(UNSUPPORTED_PREFIX) else Outcome.SKIPPED
-
-
-def worst(outcomes: list[Outcome] | set[Outcome]) -> Outcome | None:
-    present = set(outcomes)
-    return next((o for o in SEVERITY if o in present), None)

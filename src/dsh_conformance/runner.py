@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import io
+import os
 import secrets
 import tempfile
 from collections.abc import Sequence
@@ -92,9 +93,12 @@ def run(
     pytest's own terminal output (kept: assertion explanations need its writer) goes to
     *log* instead of stdout, which belongs to the CLI's data.
     """
+    from dsh_conformance.profile_imports import forget_other_profiles
     from dsh_conformance.profiles import register_profiles
 
     register_profiles()
+    env = (os.environ.get("CI"), os.environ.get("DSH_HYPOTHESIS_PROFILE"))
+    forget_other_profiles((options.hypothesis_profile, options.max_examples, env))
     output = io.StringIO()
     # What exists before the run (imports, earlier runs in this process) is not the run's
     # garbage: frozen, pytest's collections at the end do not walk it again (it was ~1 s

@@ -10,6 +10,7 @@ always acceptable collateral: a member differs from the reference by constructio
 
 from __future__ import annotations
 
+import atexit
 import functools
 import sys
 import tempfile
@@ -36,6 +37,16 @@ def _init() -> None:
 
     phases = (Phase.explicit, Phase.reuse, Phase.generate)
     settings.register_profile(PROFILE, **PROFILES["quick"], phases=phases)
+
+
+class _NativeTracebacks:
+    """pytest's own failure text (its terminal's, which a member's run discards) in the
+    native style: the long style parses a test module's source for every frame of every
+    failure.  The record's traceback is the harness's own either way, and a member's
+    summary reads no failure text."""
+
+    def pytest_configure(self, config: Any) -> None:
+        config.option.tbstyle = "native"
 
 
 def _functions(tests: Sequence[Any]) -> list[str]:
@@ -77,7 +88,7 @@ def run_member(key: str, profile: str = PROFILE, seed_only: bool = False) -> dic
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="dsh-zoo-") as tmp:
         path = Path(tmp) / "record.jsonl"
-        status = runner.run(options, path)
+        status = runner.run(options, path, plugins=[_NativeTracebacks()])
         record = load_record(path)
     seconds = time.perf_counter() - started
     rows = requirement_rows(record)
@@ -141,3 +152,26 @@ def run_zoo(
         return [run(k) for k in todo]
     with ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=_init) as pool:
         return list(pool.map(run, todo))
+
+
+@functools.cache
+def _shared_pool(profile: str) -> ProcessPoolExecutor:
+    pool = ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=_init)
+    atexit.register(pool.shutdown)
+    return pool
+
+
+def run_shared(
+    keys: Sequence[str], profile: str = PROFILE, seed_only: bool = False
+) -> list[dict[str, Any]]:
+    """Run *keys* one after another in this process's one spawned worker for *profile*,
+    which every test module running members under it shares (the zoo's area files; the
+    fixed examples): under ``-n 2 --dist loadfile`` the modules spread over the xdist
+    workers, each keeps one process busy and starts it once.
+
+    One worker per profile, never one for all: a test module's ``@settings`` takes every
+    setting it does not name from the profile loaded when the module is first imported,
+    so in a process whose first run was ``fixed`` the later runs' properties would keep
+    the explicit phase alone and generate nothing."""
+    run = functools.partial(run_member, profile=profile, seed_only=seed_only)
+    return list(_shared_pool(profile).map(run, keys))

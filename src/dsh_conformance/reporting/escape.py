@@ -34,13 +34,6 @@ def _js_escape(ch: str) -> str:
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\u{{{code:x}}}"
 
 
-def for_markup(text: str) -> str:
-    """Text safe inside rich markup."""
-    from rich.markup import escape
-
-    return escape(printable(text))
-
-
 def for_html(text: str) -> str:
     return html.escape(printable(text), quote=True)
 

@@ -197,11 +197,3 @@ def fail_on_of(record: RunRecord) -> str:
     """The ``--fail-on`` the run was judged by (the footer says it), else ``seed``."""
     value = str((record.footer or {}).get("fail_on", "seed"))
     return value if value in GATES else "seed"
-
-
-def gate_failed(record: RunRecord, gate: str = "seed") -> bool:
-    """Whether a failure no manifest expects fails *gate* (``GATES``; unknown names are
-    errors): a requirement of the selected verdicts, or none of the catalog's.  Run
-    problems are ``run_exit_status``'s; expected failures never count here (D-211)."""
-    gated = gated_ids(gate)
-    return any(t.outcome in MISBEHAVED and _unexpected(t, gated) for t in record.tests)

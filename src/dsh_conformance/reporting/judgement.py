@@ -54,10 +54,6 @@ class Judgement:
             sorted(self.gate.items, key=lambda item: ranked.get(item.subject, len(ranked)))
         )
 
-    @property
-    def gate_line(self) -> str:
-        return f"gate: {self.gate.label}"
-
     def to_json(self) -> dict[str, object]:
         return {
             "verdicts": {v.name: v.to_json() for v in self.verdicts},
