@@ -84,3 +84,50 @@ def test_a_run_ratio_file_that_does_not_hold_is_refused(tmp_path: Path, data: ob
     path.write_text(json.dumps(data), "utf-8")
     with pytest.raises(SystemExit):
         bench_goals.read_run_ratio(path)
+
+
+WIRE = {
+    "ratio": 3.0,
+    "peak_mb": 64.0,
+    "text_mb": 21.3,
+    "interpreter": 0.66,
+    "imports": 0.9,
+    "prepare": 1.44,
+    "line": 1.07,
+}
+
+
+def test_the_transport_s_own_cost_is_judged_on_its_worse_figure() -> None:
+    """D-535: against the same-work echo, wall and CPU must both hold."""
+    rows = [TRANSPORT, {**MODEL, "ratio": 1.05, "cpu_ratio": 1.25}, RETENTION]
+    text = "\n".join(bench_goals.goals_section(rows, MEMORY, STORED, None))
+    own = next(line for line in text.splitlines() if "own cost" in line)
+    assert "wall **1.05x**" in own
+    assert own.endswith("| **no** |")
+    rows[1] = {**MODEL, "ratio": 1.05, "cpu_ratio": 1.15}
+    text = "\n".join(bench_goals.goals_section(rows, MEMORY, STORED, None))
+    assert next(line for line in text.splitlines() if "own cost" in line).endswith("| yes |")
+
+
+def test_served_memory_shows_the_whole_process_and_what_the_request_adds() -> None:
+    """D-536: the whole process is not met at this size, the added part is."""
+    text = "\n".join(bench_goals.goals_section([], MEMORY, STORED, None, [WIRE]))
+    row = next(line for line in text.splitlines() if "request line" in line)
+    assert "whole process **3.00x**" in row
+    assert "what the request adds **1.44x**" in row
+    assert row.endswith("| whole process: **no**, added: yes |")
+
+
+def test_the_like_for_like_run_row_appears_with_shared_ratio(tmp_path: Path) -> None:
+    """D-503: the whole run and the tests both runs run are each judged on their own."""
+    path = tmp_path / "run.json"
+    fields = {"ratio": 2.4, "low": 2.0, "high": 2.6, "reference_s": 10.0, "other_s": 24.0}
+    path.write_text(json.dumps({**fields, "shared_ratio": 1.06}), "utf-8")
+    lines = _section(bench_goals.read_run_ratio(path)).splitlines()
+    assert next(line for line in lines if "non-reference" in line).endswith("| **no** |")
+    shared = next(line for line in lines if "like for like" in line)
+    assert "**1.06x**" in shared
+    assert shared.endswith("| yes |")
+    path.write_text(json.dumps({**fields, "shared_ratio": "1.06"}), "utf-8")
+    with pytest.raises(SystemExit):
+        bench_goals.read_run_ratio(path)

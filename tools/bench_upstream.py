@@ -755,6 +755,7 @@ def markdown(
     mem_vs: dict[str, Any] | None = None,
     mem_stored: dict[str, Any] | None = None,
     run_ratio: dict[str, Any] | None = None,
+    mem_wire: Sequence[dict[str, Any]] = (),
 ) -> str:
     from bench_goals import goals_section
 
@@ -860,7 +861,7 @@ def markdown(
             f"{upstream['interpreter']:.2f}x this text, the interpreter's "
             f"{model['interpreter']:.2f}x.",
         ]
-    lines += ["", *goals_section(extra, mem, mem_stored, run_ratio)]
+    lines += ["", *goals_section(extra, mem, mem_stored, run_ratio, mem_wire)]
     lines += ["", "## How the rows got here, and where the model still trails", "", *NOTES]
     return "\n".join(lines) + "\n"
 
@@ -950,6 +951,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         node.close()
     extra: list[dict[str, Any]] = []
     mem = mem_vs = mem_stored = None
+    mem_wire: list[dict[str, Any]] = []
     if not options.no_extra and not options.only:
         for result in transport(options.rounds):
             extra.append(result)
@@ -969,6 +971,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{mem['ratio']:6.2f}  {mem['row']} (preparation itself {mem['prepare']:.2f})")
         mem_stored = memory_stored()
         print(f"{mem_stored['ratio']:6.2f}  {mem_stored['row']}")
+        for messages, data_path in ((10_000, True), (50_000, False)):
+            mem_wire.append(memory_wire(messages, data_path=data_path))
+            print(f"{mem_wire[-1]['ratio']:6.2f}  {mem_wire[-1]['row']}")
         mem_vs = memory_vs_upstream()
         print(
             f"{mem_vs['ratio']:6.2f}  {mem_vs['row']}, model / upstream "
@@ -976,7 +981,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     if options.out is not None:
         options.out.write_text(
-            markdown(compared, extra, mem, options.rounds, mem_vs, mem_stored, run_ratio),
+            markdown(compared, extra, mem, options.rounds, mem_vs, mem_stored, run_ratio, mem_wire),
             encoding="utf-8",
         )
     return 0
