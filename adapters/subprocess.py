@@ -8,6 +8,11 @@ exit, a stray log line on stdout, a reply to the wrong request, a reply too larg
 crash.  The broken process is killed and the next call starts a fresh one (replaying the
 handshake) until the restart budget runs out, so one crash costs one result, not a run.
 
+The transport is in rooms of one concept each: this module the adapter's lifecycle
+(start, handshake and its negotiation, restarts, close); adapters/exchange.py its calls;
+adapters/reply_faults.py the fault each way of not answering is; adapters/process.py the
+process and its pipes.
+
 Registered as ``subprocess:<shell-style command>``.
 """
 
