@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from typing import Any, Final
 
-import jsonschema
 from attrs import frozen
 
 from dsh_conformance.model import jsstr, side
@@ -121,7 +120,9 @@ def validate(script: object) -> Plan:
     """Check a script completely before anything runs (DSH_SCENARIO_*)."""
     errors = sorted(_validator().iter_errors(script), key=lambda e: list(e.absolute_path))
     if errors:
-        best = jsonschema.exceptions.best_match(errors)
+        from jsonschema.exceptions import best_match  # only to word an invalid script
+
+        best = best_match(errors)
         assert best is not None
         raise _error(ErrorCode.SCENARIO_INVALID, _pointer(best.absolute_path), best.message)
     assert isinstance(script, Mapping)

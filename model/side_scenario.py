@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-import jsonschema
 from attrs import frozen
 
 from dsh_conformance.model import jsstr, side
@@ -74,7 +73,9 @@ def validate(script: object) -> Plan:
     """Check a script completely before anything runs (DSH_SCENARIO_*)."""
     errors = sorted(_validator().iter_errors(script), key=lambda e: list(e.absolute_path))
     if errors:
-        best = jsonschema.exceptions.best_match(errors)
+        from jsonschema.exceptions import best_match  # only to word an invalid script
+
+        best = best_match(errors)
         assert best is not None
         pointer = "".join(f"/{part}" for part in best.absolute_path)
         raise _error(ErrorCode.SCENARIO_INVALID, pointer, best.message)

@@ -18,19 +18,23 @@ refuses to read (a lone surrogate, an ``int`` subclass), is decided by ``jsonsch
 alone, as before.  On exact JSON types both agree (tests/test_compiled_schemas.py holds
 them to it on every op's results and on scripts), so a verdict never depends on which
 one answered.
+
+jsonschema, referencing and jsonschema-rs are imported where first needed, not with this
+module: a process that never validates (the served reference model answering a
+``uri.encode``) would otherwise hold about 20 MB of them from its start (issue 44;
+tests/test_lazy_validation_imports.py keeps it so).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
-from typing import Any, Final
-
-import jsonschema
-import jsonschema_rs
-from referencing import Registry, Resource
+from typing import TYPE_CHECKING, Any, Final
 
 from dsh_conformance.model import jsstr
+
+if TYPE_CHECKING:
+    import jsonschema
 
 __all__ = ["MAX_DEPTH", "Compiled", "plain_json"]
 
@@ -88,6 +92,8 @@ class Compiled:
     ) -> None:
         self.schema = dict(schema)
         self.resources = tuple((uri, dict(data)) for uri, data in resources)
+        import jsonschema_rs
+
         registry = jsonschema_rs.Registry(list(self.resources)) if self.resources else None
         self._fast = jsonschema_rs.Draft202012Validator(
             self.schema, registry=registry, validate_formats=False
@@ -96,6 +102,9 @@ class Compiled:
     @cached_property
     def slow(self) -> jsonschema.Draft202012Validator:
         """The pure-Python validator of the same schema: the reference for messages."""
+        import jsonschema
+        from referencing import Registry, Resource
+
         registry: Registry[Any] = Registry().with_resources(
             (uri, Resource.from_contents(data)) for uri, data in self.resources
         )
@@ -125,6 +134,8 @@ class Compiled:
         """``jsonschema.exceptions.best_match`` of *value*'s errors, None when valid."""
         if self._fast_valid(value):
             return None
+        import jsonschema
+
         best: jsonschema.ValidationError | None = jsonschema.exceptions.best_match(
             self.slow.iter_errors(value)
         )

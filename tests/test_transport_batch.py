@@ -18,7 +18,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from dsh_conformance.adapters import batch, wire
+from dsh_conformance.adapters import batch, exchange, wire
 from dsh_conformance.adapters import subprocess as transport
 from dsh_conformance.adapters.contract import AdapterFault, ImplementationError
 from dsh_conformance.model import jsstr
@@ -60,15 +60,15 @@ def _outcome(lines: Sequence[Line], calls: int, chunk: int, one_pass: bool) -> A
     fed = _Fed(lines, chunk)
     adapter._process = fed  # type: ignore[assignment]
     adapter._crashed = lambda process, op: AdapterFault("crash", f"ended on {op}")  # type: ignore[method-assign]
-    saved = transport.batch_results
+    saved = exchange.batch_results  # the one-pass reading, where call_many reads it
     if not one_pass:
-        transport.batch_results = lambda lines, ids: None
+        exchange.batch_results = lambda lines, ids: None
     try:
         got = adapter.call_many([("uri.encode", {"sessionId": str(i)}) for i in range(calls)])
     except AdapterFault as exc:
         return ("fault", exc.kind, exc.code, exc.message, fed.killed)
     finally:
-        transport.batch_results = saved
+        exchange.batch_results = saved
     return [
         ("error", r.code, r.message) if isinstance(r, ImplementationError) else ("ok", r)
         for r in got
