@@ -32,6 +32,8 @@ from dsh_conformance.model import jsstr
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import bench_upstream as inputs
 
+from tests.test_stored import _user_log
+
 SETTINGS = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large], deadline=None
 )
@@ -143,16 +145,7 @@ def test_lines_this_path_does_not_take_are_left_to_the_data_path() -> None:
 
 def test_brackets_quotes_and_escapes_inside_texts_do_not_cut_an_event() -> None:
     texts = ['}]{["', '\\"}', "\\", '"', "\ud800]", "\udfff\ud800", "\n\t\x00", "引号"]
-    events = [
-        {
-            "type": "user/message",
-            "seq": i,
-            "time": i,
-            "data": {"content": [{"type": "text", "text": t}], "source": {"kind": "user"}},
-            "surfaceOp": "append",
-        }
-        for i, t in enumerate(texts)
-    ]
+    events = _user_log(texts)["events"]  # the stored log's own session of these texts
     line = _request({"src": {"header": {"id": "src"}, "events": events}})
     assert b"\\ud800" in line  # the lone surrogate travels as an escape
     streamed = _streamed(line)
