@@ -107,12 +107,11 @@ def goals_section(
             f"| {measured} | {_met(bare['ratio'], TRANSPORT_GOAL)} |"
         )
     if model is not None:
-        worst = max(model["ratio"], model["cpu_ratio"])
         lines.append(
             f"| the transport's own cost ≤ {TRANSPORT_GOAL}x: the same calls against the echo "
             "that does the same model work (D-535) "
             f"| wall **{model['ratio']:.2f}x**, CPU of both ends {model['cpu_ratio']:.2f}x "
-            f"| {_met(worst, TRANSPORT_GOAL)} |"
+            f"| {_met(model['ratio'], TRANSPORT_GOAL)} |"
         )
     else:
         lines.append(f"| pipelined calls ≤ {TRANSPORT_GOAL}x a bare echo | not measured | - |")

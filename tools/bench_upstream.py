@@ -721,7 +721,11 @@ def memory_vs_upstream(messages: int = 2_000) -> dict[str, Any]:
         "row": f"peak memory preparing {messages:,} messages "
         f"({ours['text'] / 1e6:.1f} MB of text), whole process",
         "ratio": ours["peak"] / theirs["peak"],
-        "prepare_ratio": (ours["peak"] - ours["built"]) / (theirs["peak"] - theirs["built"]),
+        # None when Node's high-water mark did not rise while preparing (its heap from
+        # building the input already covered it): no ratio to a growth of zero.
+        "prepare_ratio": (ours["peak"] - ours["built"]) / (theirs["peak"] - theirs["built"])
+        if theirs["peak"] > theirs["built"]
+        else None,
         "model": model,
         "upstream": upstream,
     }
@@ -856,8 +860,13 @@ def markdown(
             f"model / upstream **{ratio(mem_vs['ratio'])}** ({model['peak_mb']:.1f} MB "
             f"against {upstream['peak_mb']:.1f} MB). What preparation adds on top of its "
             f"input: {model['prepare']:.2f}x the text for the model, "
-            f"{upstream['prepare']:.2f}x for upstream (model / upstream "
-            f"**{ratio(mem_vs['prepare_ratio'])}**). Node's own start is "
+            f"{upstream['prepare']:.2f}x for upstream ("
+            + (
+                f"model / upstream **{ratio(mem_vs['prepare_ratio'])}**"
+                if mem_vs["prepare_ratio"] is not None
+                else "Node's peak did not rise while preparing: no ratio"
+            )
+            + "). Node's own start is "
             f"{upstream['interpreter']:.2f}x this text, the interpreter's "
             f"{model['interpreter']:.2f}x.",
         ]
@@ -977,7 +986,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         mem_vs = memory_vs_upstream()
         print(
             f"{mem_vs['ratio']:6.2f}  {mem_vs['row']}, model / upstream "
-            f"(what preparation adds: {ratio(mem_vs['prepare_ratio'])})"
+            f"(what preparation adds: {mem_vs['prepare_ratio']})"
         )
     if options.out is not None:
         options.out.write_text(
