@@ -7,8 +7,18 @@
 
 import { createHash } from 'node:crypto'
 
-// resourceUsage().maxRSS is in KiB and is this process's own high-water mark.
-const peak = () => process.resourceUsage().maxRSS * 1024
+import { readFileSync } from 'node:fs'
+
+// VmHWM is this program's own high-water mark; resourceUsage().maxRSS (KiB) also keeps
+// the peak of the process that forked it, from before exec (a large parent would hide
+// the whole measurement), so it is only the fallback where /proc is absent.
+const peak = () => {
+  try {
+    const found = /^VmHWM:\s+(\d+) kB$/m.exec(readFileSync('/proc/self/status', 'utf8'))
+    if (found) return Number(found[1]) * 1024
+  } catch {}
+  return process.resourceUsage().maxRSS * 1024
+}
 const start = peak()
 const root = new URL('../adapters/upstream/', import.meta.url)
 const { OPS } = await import(new URL('core.mjs', root).href)
