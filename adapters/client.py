@@ -10,6 +10,7 @@ from dsh_conformance.adapters.contract import (
     Handshake,
     ImplementationError,
     UnreadableResult,
+    call_each,
 )
 
 __all__ = ["Implementation", "ImplementationError", "UnreadableResult"]
@@ -59,15 +60,8 @@ class Implementation:
         result, or the ``ImplementationError`` the call answered with.  A fault raises
         ``AdapterFault`` for the whole batch."""
         many = getattr(self.adapter, "call_many", None)
-        out: list[Any] = []
-        if many is not None:
-            out = list(many([(op, dict(args)) for op, args in calls]))
-        else:
-            for op, args in calls:
-                try:
-                    out.append(self.adapter.call(op, dict(args)))
-                except ImplementationError as exc:
-                    out.append(exc)
+        copies = [(op, dict(args)) for op, args in calls]
+        out = list(many(copies)) if many is not None else call_each(self.adapter.call, copies)
         return [
             got if isinstance(got, ImplementationError) else self._checked(op, args, got)
             for (op, args), got in zip(calls, out, strict=True)

@@ -8,7 +8,7 @@ in-process adapter or a process on the other end of a pipe (spec/schemas/protoco
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from attrs import field, frozen
@@ -120,6 +120,21 @@ class ImplementationError(Exception):
         super().__init__(f"[{code}] {message}")
         self.code = code
         self.message = message
+
+
+def call_each(
+    call: Callable[[str, Mapping[str, Any]], Any], calls: Sequence[tuple[str, Mapping[str, Any]]]
+) -> list[Any]:
+    """*calls* one by one through *call*: each result, or the ``ImplementationError`` it
+    answered with, in order.  What ``call_many`` means for an adapter that has no batch of
+    its own; an ``AdapterFault`` still ends the whole batch."""
+    out: list[Any] = []
+    for op, args in calls:
+        try:
+            out.append(call(op, args))
+        except ImplementationError as exc:
+            out.append(exc)
+    return out
 
 
 class AdapterFault(Exception):

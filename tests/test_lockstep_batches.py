@@ -15,7 +15,8 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
 
-from dsh_conformance.adapters.client import Implementation, ImplementationError
+from dsh_conformance.adapters.client import Implementation
+from dsh_conformance.adapters.contract import call_each
 from dsh_conformance.adapters.reference import ReferenceAdapter
 from dsh_conformance.conformance.inbox_machine import InboxMachine
 
@@ -44,13 +45,7 @@ class _Recording(ReferenceAdapter):
 
     def call_many(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Any]:
         self.batches.append([(op, str(args.get("agent", ""))) for op, args in calls])
-        out: list[Any] = []
-        for op, args in calls:
-            try:
-                out.append(super().call(op, args))
-            except ImplementationError as exc:
-                out.append(exc)
-        return out
+        return call_each(super().call, calls)
 
 
 def test_an_operation_leads_its_batch_and_no_read_is_asked_twice_between_operations() -> None:

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from dsh_conformance.adapters.client import Implementation, ImplementationError
+from dsh_conformance.adapters.contract import call_each
 from dsh_conformance.adapters.reference import ReferenceAdapter
 from dsh_conformance.conformance.read_ahead import act_then_read, read_ahead
 
@@ -35,13 +36,7 @@ class _Counting(ReferenceAdapter):
 
     def call_many(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Any]:
         self.batches.append([op for op, _ in calls])
-        out: list[Any] = []
-        for op, args in calls:
-            try:
-                out.append(self.call(op, args))
-            except ImplementationError as exc:
-                out.append(exc)
-        return out
+        return call_each(self.call, calls)
 
 
 def test_missing_reads_go_in_one_batch_and_errors_are_left_to_the_machine() -> None:

@@ -26,6 +26,7 @@ from dsh_conformance.adapters.contract import (
     AdapterFault,
     Handshake,
     ImplementationError,
+    call_each,
 )
 
 #: Restarts per test that shrinking a crash may take without charge to the budget.
@@ -110,13 +111,7 @@ class FaultGuard:
     def call_many(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Any]:
         many = getattr(self.adapter, "call_many", None)
         if many is None:
-            out: list[Any] = []
-            for op, args in calls:
-                try:
-                    out.append(self.call(op, args))
-                except ImplementationError as exc:
-                    out.append(exc)
-            return out
+            return call_each(self.call, calls)
         if self.fault is not None:
             raise AdapterFault(self.fault.kind, self.fault.message, self.fault.code)
         try:
