@@ -81,19 +81,12 @@ def replaced(value: Any, at: Path, new: Any) -> Any:
     if not at:
         return new
     head, rest = at[0], at[1:]
-    if isinstance(value, dict):
-        copy = dict(value)
-        if rest or new is not DELETE:
-            copy[head] = replaced(value[head], rest, new)  # type: ignore[index]
-        else:
-            del copy[head]  # type: ignore[arg-type]
-        return copy
-    copy_list = list(value)
+    copy: Any = dict(value) if isinstance(value, dict) else list(value)
     if rest or new is not DELETE:
-        copy_list[head] = replaced(value[head], rest, new)  # type: ignore[index]
+        copy[head] = replaced(value[head], rest, new)
     else:
-        del copy_list[head]  # type: ignore[arg-type]
-    return copy_list
+        del copy[head]
+    return copy
 
 
 DELETE: Any = object()
