@@ -126,11 +126,9 @@ class Server:
     def _answer_each(self, lines: Sequence[bytes]) -> list[dict[str, Any]]:
         """The replies to *lines*, one line read at a time (what ``handle_line`` does)."""
         replies: list[dict[str, Any]] = []
-        dispatch = self.dispatch
         # An operation call goes straight to the adapter (what ``dispatch`` does with it)
         # unless a subclass answers otherwise; anything else is ``dispatch``'s to answer.
-        direct = type(self).dispatch is Server.dispatch
-        call = self.adapter.call
+        reply = self._reply if type(self).dispatch is Server.dispatch else self.dispatch
         for line in lines:
             if line.strip():
                 try:
@@ -138,20 +136,7 @@ class Server:
                 except AdapterFault as exc:
                     replies.append(wire.error(None, INVALID_REQUEST, exc.message))
                     continue
-                id_, op, args = message.get("id"), message.get("op"), message.get("args")
-                if (
-                    direct
-                    and type(op) is str
-                    and type(args) is dict
-                    and type(id_) in _ID_TYPES
-                    and op not in _CONTROL_OPS
-                ):
-                    try:
-                        replies.append({"id": id_, "result": call(op, args)})  # wire.result
-                    except Exception as exc:
-                        replies.append(_failure(id_, exc))
-                else:
-                    replies.append(dispatch(message))
+                replies.append(reply(message))
             if not self.running:
                 break
         return replies
@@ -162,10 +147,7 @@ class Server:
 
         orjson reads every line (one call over the lot), and the accelerator's ``plain``
         proves the whole reading exact at once (``wire.decode``'s test, for all of them):
-        a blank, garbage or inexact line sends the lot to ``_answer_each``.  A request of
-        one of the adapter's pure operations (``pure_operations``: a function of its
-        arguments alone) runs its handler directly; if that raises, the adapter's own
-        ``call`` answers it again, so the error reply is the one ``call`` words."""
+        a blank, garbage or inexact line sends the lot to ``_answer_each``."""
         if type(self).dispatch is not Server.dispatch:
             return None
         try:
@@ -177,33 +159,39 @@ class Server:
         uniform = self._answer_run(messages)
         if uniform is not None:
             return uniform
-        pure = self._pure
-        call = self.adapter.call
-        dispatch = self.dispatch
         replies: list[dict[str, Any]] = []
         for line, message in zip(lines, messages, strict=True):
-            if type(message) is not dict:
-                replies.append(self._unreadable(line))
-                continue
-            id_, op, args = message.get("id"), message.get("op"), message.get("args")
-            if type(op) is str and type(args) is dict and type(id_) in _ID_TYPES:
-                handler = pure.get(op)
-                if handler is not None:
-                    try:
-                        replies.append({"id": id_, "result": handler(args)})
-                        continue
-                    except Exception:  # the adapter's call below words it
-                        pass
-                if op not in _CONTROL_OPS:
-                    try:
-                        replies.append({"id": id_, "result": call(op, args)})  # wire.result
-                    except Exception as exc:
-                        replies.append(_failure(id_, exc))
-                    continue
-            replies.append(dispatch(message))
+            replies.append(
+                self._reply(message) if type(message) is dict else self._unreadable(line)
+            )
             if not self.running:
                 break
         return replies
+
+    def _reply(self, message: Mapping[str, Any]) -> dict[str, Any]:
+        """``dispatch``'s reply, with an operation call handed straight to the adapter: a
+        pure operation (``pure_operations``: a function of its arguments alone) runs its
+        handler, and if that raises the adapter's own ``call`` answers it again, so the
+        error reply is the one ``call`` words; the protocol's own requests and anything
+        malformed are ``dispatch``'s."""
+        id_, op, args = message.get("id"), message.get("op"), message.get("args")
+        if (
+            type(op) is str
+            and type(args) is dict
+            and type(id_) in _ID_TYPES
+            and op not in _CONTROL_OPS
+        ):
+            handler = self._pure.get(op)
+            if handler is not None:
+                try:
+                    return {"id": id_, "result": handler(args)}
+                except Exception:  # the adapter's call below words it
+                    pass
+            try:
+                return {"id": id_, "result": self.adapter.call(op, args)}  # wire.result
+            except Exception as exc:
+                return _failure(id_, exc)
+        return self.dispatch(message)
 
     def _answer_run(self, messages: list[Any]) -> list[dict[str, Any]] | None:
         """The replies to a run of requests of one pure operation, each answered by its
