@@ -31,10 +31,7 @@ def read_ahead(
     wanted = [(key, op, agent) for key, op, agent in reads if key not in seen]
     if len(wanted) < 2:
         return  # nothing to pipeline: the machine's own read asks it
-    answers = impl.call_many([(op, {"agent": agent}) for _, op, agent in wanted])
-    for (key, _, _), answer in zip(wanted, answers, strict=True):
-        if not isinstance(answer, ImplementationError):
-            seen[key] = answer
+    _keep(seen, wanted, impl.call_many([(op, {"agent": agent}) for _, op, agent in wanted]))
 
 
 def act_then_read(
@@ -54,10 +51,18 @@ def act_then_read(
     seen.clear()
     wanted = list(reads)
     answers = impl.call_many([(op, args), *((o, {"agent": agent}) for _, o, agent in wanted)])
-    for (key, _, _), answer in zip(wanted, answers[1:], strict=True):
-        if not isinstance(answer, ImplementationError):
-            seen[key] = answer
+    _keep(seen, wanted, answers[1:])
     first = answers[0]
     if isinstance(first, ImplementationError):
         return "error", first.code
     return "ok", first
+
+
+def _keep(
+    seen: MutableMapping[K, Any], reads: list[tuple[K, str, str]], answers: list[Any]
+) -> None:
+    """Put each read's answer into *seen* under its key, unless it is an error (the
+    machine's own read asks that one again and raises it where it always did)."""
+    for (key, _, _), answer in zip(reads, answers, strict=True):
+        if not isinstance(answer, ImplementationError):
+            seen[key] = answer
