@@ -19,7 +19,7 @@ from typing import Any, Final
 from attrs import frozen
 
 from dsh_conformance.model import jsstr, side
-from dsh_conformance.model.agent import Agent, Phase, last_turn_number
+from dsh_conformance.model.agent import Agent
 from dsh_conformance.model.config import ReferenceConfig
 from dsh_conformance.model.display import display
 from dsh_conformance.model.errors import DshError, ErrorCode
@@ -31,6 +31,7 @@ from dsh_conformance.model.scripted import validate_response
 from dsh_conformance.model.session import SessionHeader, events_from_json
 from dsh_conformance.model.snapshot import read_log, session_from_json
 from dsh_conformance.model.system_prompt import AgentOptions
+from dsh_conformance.model.turn import Phase, last_turn_number
 from dsh_conformance.spec.compiled import Compiled
 
 Trigger = tuple[Any, ...]

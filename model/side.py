@@ -21,7 +21,7 @@ from typing import Any
 from attrs import frozen
 
 from dsh_conformance.model import jsstr
-from dsh_conformance.model.agent import Agent, is_turn_open
+from dsh_conformance.model.agent import Agent
 from dsh_conformance.model.errors import DshError, ErrorCode
 from dsh_conformance.model.frozen import thaw
 from dsh_conformance.model.side_fork import plan_fork
@@ -40,6 +40,7 @@ from dsh_conformance.model.side_merge import (
     merged_text,
     validate_cap,
 )
+from dsh_conformance.model.turn import is_turn_open
 
 Agents = MutableMapping[str, Agent]
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 from typing import Final
 
 from dsh_conformance.model import jsstr
-from dsh_conformance.model.agent import Agent, is_turn_open, last_turn_number
+from dsh_conformance.model.agent import Agent
 from dsh_conformance.model.errors import DshError, ErrorCode
 from dsh_conformance.model.frozen import FrozenDict
 from dsh_conformance.model.session import Replace
+from dsh_conformance.model.turn import is_turn_open, last_turn_number
 
 COMPACT_SOURCE: Final = FrozenDict({"kind": "plugin", "plugin": "compact"})
 

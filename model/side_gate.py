@@ -16,9 +16,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from dsh_conformance.model import jsstr
-from dsh_conformance.model.agent import Agent, ToolOutcome
+from dsh_conformance.model.agent import Agent
 from dsh_conformance.model.session import Event, SessionHeader
 from dsh_conformance.model.system_prompt import AgentOptions
+from dsh_conformance.model.turn import ToolOutcome
 
 #: The error code of a denied call's ``tool/result`` (D-108).
 TOOL_DENIED: Final = "SIDE_TOOL_DENIED"

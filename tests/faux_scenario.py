@@ -18,15 +18,16 @@ from faux_inbox import ScenarioOnly
 from dsh_conformance.adapters.contract import Handshake
 from dsh_conformance.adapters.reference import ReferenceAdapter, agent_ops
 from dsh_conformance.adapters.reference.agent_ops import decode_hostile
-from dsh_conformance.model import agent as agent_module
+from dsh_conformance.model import driver as driver_module
 from dsh_conformance.model import jsstr, scenario
-from dsh_conformance.model.agent import Agent, Phase
+from dsh_conformance.model.agent import Agent
 from dsh_conformance.model.errors import DshError, ErrorCode
 from dsh_conformance.model.frozen import FrozenDict, freeze, thaw
 from dsh_conformance.model.inbox import InboxRecord
 from dsh_conformance.model.placement import PreparedPrompt, prepare_prompt_message
 from dsh_conformance.model.prompt_submit import Allow, Decision, Listener, run_waterfall
 from dsh_conformance.model.session import Event
+from dsh_conformance.model.turn import Phase
 
 
 class KitAdapter(ScenarioOnly):
@@ -314,7 +315,7 @@ class AllowKeepsContexts(Agent):
             originals = dict(zip(map(id, changed), listeners, strict=True))
             return run_waterfall(changed, default, lambda x: on_invoke(originals[id(x)]))
 
-        with mock.patch.object(agent_module, "run_waterfall", keeping):
+        with mock.patch.object(driver_module, "run_waterfall", keeping):
             return super()._submit()
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from dsh_conformance.adapters.contract import ImplementationError
 from dsh_conformance.adapters.reference.agent_ops import decode_hostile, get_agent
-from dsh_conformance.model import agent as agent_module
+from dsh_conformance.model import driver as driver_module
 from dsh_conformance.model import inbox as inbox_module
 from dsh_conformance.model.agent import Agent
 from dsh_conformance.model.errors import DshError
@@ -20,7 +20,7 @@ from zoo._base import Broken, Patch
 #: The stateful machines are left out (see zoo.placement).
 AREA = Area(capabilities=["agent"], requirements=["INBOX-*"], keyword="not state_machine")
 
-_waterfall = agent_module.run_waterfall
+_waterfall = driver_module.run_waterfall
 _append = Agent._append
 _inject = Agent.inject
 _drain = Agent._drain_steering
@@ -100,7 +100,7 @@ class ContextsNotOffered(Broken):
         def waterfall(listeners: Any, default: Any, invoked: Any) -> Any:
             return _waterfall(listeners, Allow(default.content, None), invoked)
 
-        return ((agent_module, "run_waterfall", waterfall),)
+        return ((driver_module, "run_waterfall", waterfall),)
 
 
 class BlockWritesPrompt(Broken):
@@ -157,7 +157,7 @@ class RewriteIgnored(Broken):
                 return Allow(None, decision.additional_contexts)
             return decision
 
-        return ((agent_module, "run_waterfall", waterfall),)
+        return ((driver_module, "run_waterfall", waterfall),)
 
 
 class CancelKeepsSteering(Broken):

@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 
 from dsh_conformance.adapters.reference import prepare_ops
-from dsh_conformance.model import agent as agent_module
+from dsh_conformance.model import agent_core as core_module
 from dsh_conformance.model import envelope, jsstr
 from dsh_conformance.model.agent import Agent
 from dsh_conformance.model.frozen import FrozenDict, freeze, thaw
@@ -35,7 +35,7 @@ AREA = Area(
 )
 
 _reference_meta = envelope.reference_meta
-_derive_message = agent_module.derive_message
+_derive_message = core_module.derive_message
 
 
 def _placement(replacement: Any) -> tuple[Patch, ...]:
@@ -280,7 +280,7 @@ class EnvelopeSentToModel(Broken):
             leaked = {"type": "text", "text": jsstr.stringify(thaw(envelope))}
             return {**message, "content": [*message["content"], leaked]}
 
-        return ((agent_module, "derive_message", derive_message),)
+        return ((core_module, "derive_message", derive_message),)
 
 
 class LabelsInTheWarning(Broken):

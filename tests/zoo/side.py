@@ -9,7 +9,7 @@ import attrs
 
 from dsh_conformance.adapters.contract import ImplementationError
 from dsh_conformance.adapters.reference.agent_ops import agents
-from dsh_conformance.model import agent as agent_module
+from dsh_conformance.model import agent_core as core_module
 from dsh_conformance.model import jsstr, side, side_fork, side_merge
 from dsh_conformance.model.errors import ErrorCode
 from dsh_conformance.model.frozen import FrozenDict, thaw
@@ -291,10 +291,10 @@ class HandbackNotReplayed(Broken):
                 return None
             return _derive_message(event)
 
-        return ((agent_module, "derive_message", derive),)
+        return ((core_module, "derive_message", derive),)
 
 
-_derive_message = agent_module.derive_message
+_derive_message = core_module.derive_message
 
 
 class ChildDisposedWithTheParent(Broken):
