@@ -13,13 +13,8 @@ from fauxmplementations import PaddedUris
 from harness_cli import run_record
 
 from dsh_conformance.adapters.contract import Handshake
-from dsh_conformance.adapters.expectations import (
-    Entry,
-    load_manifest,
-    parse_manifest,
-    render_manifest,
-    update_manifest,
-)
+from dsh_conformance.adapters.expectations import Entry, load_manifest, parse_manifest
+from dsh_conformance.adapters.manifest_writer import render_manifest, update_manifest
 from dsh_conformance.errors import ManifestError
 
 AGENT = "@deepseek-ai/dsh-agent"

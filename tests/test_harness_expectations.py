@@ -10,12 +10,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from harness_cli import cli, complete, outcomes, run_record
 
-from dsh_conformance.adapters.expectations import (
-    Entry,
-    load_manifest,
-    parse_manifest,
-    render_manifest,
-)
+from dsh_conformance.adapters.expectations import Entry, load_manifest, parse_manifest
+from dsh_conformance.adapters.manifest_writer import render_manifest
 from dsh_conformance.errors import ManifestError
 
 URI_ONLY = ("--requirement", "URI-*")

@@ -104,7 +104,7 @@ def write(
     """Write the manifest after a run with *results* against *adapter* to *path*; say
     what was written, in one line for stderr (a manifest is reviewed before it is
     committed: where it went and how much of it is new)."""
-    from dsh_conformance.adapters.expectations import render_manifest, update_manifest
+    from dsh_conformance.adapters.manifest_writer import render_manifest, update_manifest
 
     found = entries(manifest, results)
     there = _ids_in(path, manifest)
