@@ -20,7 +20,7 @@ from dsh_conformance.model import jsstr, side
 from dsh_conformance.model.agent import Agent
 from dsh_conformance.model.errors import DshError, ErrorCode
 from dsh_conformance.model.frozen import FrozenDict, thaw
-from dsh_conformance.model.scenario import Step, Trigger, script_validator
+from dsh_conformance.model.scenario_script import Step, Trigger, script_validator
 from dsh_conformance.model.scripted import validate_response
 from dsh_conformance.model.session import SessionHeader, events_from_json
 from dsh_conformance.model.system_prompt import AgentOptions
