@@ -63,7 +63,7 @@ def conform(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
         error = next(iter(_validators()[kind].iter_errors(plain)), None)
         if error is None or not error.absolute_path:
             return line, dropped
-        path = list(error.absolute_path)
+        path: list[Any] = list(error.absolute_path)
         key = path[0]
         required = _required(str(kind))
         at = "/".join(str(p) for p in path)
