@@ -576,8 +576,33 @@ done:
 #define PLAIN_DEPTH 64
 #define SAFE_INT (1LL << 53)
 
-/* jsstr._plain: only exact dict, list, tuple, str, bool, None and safe integers, no key
- * that starts with a digit, no nesting deeper than PLAIN_DEPTH. */
+#define MAX_ARRAY_INDEX 4294967294LL
+
+/* The ECMAScript array index key spells (jsstr.is_array_index: the canonical decimal of
+ * 0 .. 2**32 - 2, ASCII digits only), or -1 when it spells none. */
+static long long
+array_index(PyObject *key)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(key);
+    if (n < 1 || n > 10)
+        return -1;
+    int kind = PyUnicode_KIND(key);
+    const void *data = PyUnicode_DATA(key);
+    if (n > 1 && PyUnicode_READ(kind, data, 0) == '0')
+        return -1;
+    long long v = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c < '0' || c > '9')
+            return -1;
+        v = v * 10 + (long long)(c - '0');
+    }
+    return v <= MAX_ARRAY_INDEX ? v : -1;
+}
+
+/* jsstr._plain: only exact dict, list, tuple, str, bool, None and safe integers, array-index
+ * keys only where JSON.stringify writes them too (before every other key of their object,
+ * ascending: D-497), no nesting deeper than PLAIN_DEPTH. */
 static int
 plain(PyObject *value, int depth)
 {
@@ -595,13 +620,20 @@ plain(PyObject *value, int depth)
     if (PyDict_CheckExact(value)) {
         Py_ssize_t pos = 0;
         PyObject *key, *item;
+        long long last = -1; /* the last array index seen */
+        int ordinary = 0;    /* a key that is no array index was seen */
         while (PyDict_Next(value, &pos, &key, &item)) {
             if (!PyUnicode_CheckExact(key))
                 return 0;
             ENSURE_READY_INT(key);
-            if (PyUnicode_GET_LENGTH(key) &&
-                Py_UNICODE_ISDIGIT(PyUnicode_READ_CHAR(key, 0)))
-                return 0;
+            long long index = array_index(key);
+            if (index < 0) {
+                ordinary = 1;
+            } else if (ordinary || index <= last) {
+                return 0; /* JSON.stringify would move this key: orjson keeps it here */
+            } else {
+                last = index;
+            }
             if (!PyUnicode_CheckExact(item)) {
                 int ok = plain(item, depth + 1);
                 if (ok <= 0)

@@ -540,8 +540,8 @@ def stringify(value: object) -> str:
     if _FAST.plain(value) if _FAST is not None else _plain(value, 0):
         try:
             return orjson.dumps(value).decode("utf-8")
-        except TypeError:  # a lone surrogate or UNDEFINED somewhere: the exact path decides
-            pass
+        except TypeError:  # a lone surrogate: all orjson refuses of a plain value
+            return _plain_with_surrogates(value).decode("utf-8")
     parts: list[str] = []
     _write(value, parts, set())
     return "".join(parts)
@@ -555,11 +555,28 @@ def stringify_bytes(value: object, suffix: bytes = b"") -> bytes:
             if suffix == b"\n":  # a protocol line: orjson appends it without a copy
                 return orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
             return orjson.dumps(value) + suffix
-        except TypeError:
-            pass
+        except TypeError:  # a lone surrogate: all orjson refuses of a plain value
+            return _plain_with_surrogates(value) + suffix
     parts: list[str] = []
     _write(value, parts, set())
     return "".join(parts).encode("utf-8") + suffix
+
+
+#: The standard library's C encoder, spelled as ``JSON.stringify`` spells a plain value
+#: (no spaces, non-ASCII raw, the same escapes as ``quote_bytes``'s): only surrogates differ.
+_PLAIN_ENCODER: Final = json.JSONEncoder(
+    ensure_ascii=False, check_circular=False, allow_nan=False, separators=(",", ":")
+)
+
+
+def _plain_with_surrogates(value: object) -> bytes:
+    """``stringify_bytes`` of a plain value orjson refuses, which only a lone surrogate (or
+    a pair held as two code points) makes it do (D-498).  The standard library's C encoder
+    writes every plain value as ``JSON.stringify`` does but leaves surrogates raw, and they
+    can only stand inside string literals (everything around them is ASCII); the strict
+    UTF-8 encoder hands each run of them to ``_escape_surrogates``, as ``quote_bytes`` does
+    for one string."""
+    return _PLAIN_ENCODER.encode(value).encode("utf-8", _ESCAPE_SURROGATES)
 
 
 def quick_plain(value: object) -> bool:
@@ -577,10 +594,12 @@ _SAFE_INT: Final = 2**53
 
 def _plain(value: object, depth: int) -> bool:
     """Whether orjson writes *value* exactly as ``JSON.stringify`` does: only ``dict``,
-    ``list``, ``tuple``, ``str``, ``bool``, ``None`` and safe integers, and no key that
-    starts with a digit (an array index would move to the front).  Floats are left to
-    ``number_to_string``: orjson spells ``1e+21`` and ``1.0`` differently.  Strings are
-    not scanned here: orjson refuses a lone surrogate, which falls back."""
+    ``list``, ``tuple``, ``str``, ``bool``, ``None`` and safe integers, and array-index
+    keys only where ``JSON.stringify`` writes them too: before every other key of their
+    object, ascending (``property_order`` is then the insertion order orjson writes,
+    D-497).  Floats are left to ``number_to_string``: orjson spells ``1e+21`` and ``1.0``
+    differently.  Strings are not scanned here: orjson refuses a lone surrogate, which
+    ``_plain_with_surrogates`` then writes."""
     kind = type(value)
     if kind is str or kind is bool or value is None:
         return True
@@ -589,9 +608,17 @@ def _plain(value: object, depth: int) -> bool:
     if depth > _PLAIN_DEPTH:
         return False
     if kind is dict:
+        last = -1  # the last array index seen
+        ordinary = False  # a key that is no array index was seen
         for key, item in value.items():  # type: ignore[attr-defined]
-            if type(key) is not str or key[:1].isdigit():
+            if type(key) is not str:
                 return False
+            if not (key[:1].isdigit() and is_array_index(key)):
+                ordinary = True
+            elif ordinary or int(key) <= last:
+                return False  # JSON.stringify would move this key: orjson keeps it here
+            else:
+                last = int(key)
             item_kind = type(item)
             if item_kind is not str and not _plain(item, depth + 1):
                 return False

@@ -232,6 +232,15 @@ class _Str(str):
                 st.dictionaries(
                     st.sampled_from(["a", "0", "9x", "٣", "", "b", "\ud800"]), inner, max_size=3
                 ),
+                # array-index keys, in JavaScript's order or not (D-497), and near misses
+                st.dictionaries(
+                    st.sampled_from(["0", "2", "10", "01", "4294967294", "4294967295", "a"]),
+                    inner,
+                    max_size=4,
+                ),
+                st.lists(st.integers(0, 2**32 - 2), max_size=3).map(
+                    lambda keys: {str(k): k for k in sorted(keys)} | {"z": 0}
+                ),
             ),
         ),
     )
@@ -242,6 +251,10 @@ class _Str(str):
 @example(_nested(65))
 @example(_nested(66))
 @example({"a": _nested(64)})
+@example({"2": "b", "10": 2, "type": "text", "01": "c"})
+@example({"10": 1, "2": 1})
+@example({"a": 1, "0": 1})
+@example({"4294967294": 1, "4294967295": 1, "0": 1})
 def test_plain_agrees(value: object) -> None:
     assert _jsfast.plain(value) == jsstr._plain(value, 0)
 

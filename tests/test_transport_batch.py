@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from dsh_conformance.adapters import batch, exchange, wire
 from dsh_conformance.adapters import subprocess as transport
 from dsh_conformance.adapters.contract import AdapterFault, ImplementationError
+from dsh_conformance.conformance.strategies import js_strings
 from dsh_conformance.model import jsstr
 
 Line = bytes | tuple[str, bytes]
@@ -110,6 +111,51 @@ SPOILED: list[tuple[str, Line, str | None]] = [
     ("two replies on one line", _result(51) + b"," + _result(52), ""),
     ("an array", b"[1,2]", ""),
     ("a typed error", b'{"id":51,"error":{"code":"DSH_X","message":"no\\u001b[31m"}}', None),
+    # error replies, read in the one pass too (D-504)
+    (
+        "a typed error with extra keys",
+        b'{"id":51,"error":{"code":"X","message":"m","at":[1]},"x":2}',
+        None,
+    ),
+    (
+        "an error with a float beside it",
+        b'{"id":51,"error":{"code":"X","message":"m","at":1.5}}',
+        None,
+    ),
+    (
+        "an error with a big integer",
+        b'{"id":51,"error":{"code":"X","message":"m"},"n":123456789012345678901}',
+        None,
+    ),
+    (
+        "an error message with a lone surrogate",
+        b'{"id":51,"error":{"code":"X","message":"\\ud800"}}',
+        None,
+    ),
+    (
+        "an error message with an escaped pair",
+        b'{"id":51,"error":{"code":"X","message":"\\ud83d\\ude00\\u202e"}}',
+        None,
+    ),
+    ("an error with a number code", b'{"id":51,"error":{"code":7,"message":"m"}}', ""),
+    ("an error without a message", b'{"id":51,"error":{"code":"X"}}', ""),
+    ("an error that is null", b'{"id":51,"error":null}', ""),
+    ("an error that is a list", b'{"id":51,"error":["X","m"]}', ""),
+    (
+        "an error and a null result",
+        b'{"id":51,"error":{"code":"X","message":"m"},"result":null}',
+        "",
+    ),
+    (
+        "an error to a later request",
+        b'{"id":52,"error":{"code":"X","message":"m"}}',
+        wire.REPLY_OUT_OF_ORDER,
+    ),
+    (
+        "an error with a duplicate code",
+        b'{"id":51,"error":{"code":1,"message":"m","code":"X"}}',
+        None,
+    ),
     ("result and error", b'{"id":51,"result":1,"error":{"code":"X","message":"m"}}', ""),
     ("neither", b'{"id":51}', ""),
     ("a malformed error", b'{"id":51,"error":"boom"}', ""),
@@ -180,7 +226,6 @@ def test_any_spoiled_run_reads_alike(spoils: list[tuple[int, Line]], chunk: int)
         ([_result(1), _result(3)], [1, 2]),
         ([_result(True)], [1]),
         ([b'{"id":1.0,"result":"x"}'], [1]),
-        ([b'{"id":1,"error":{"code":"X","message":"m"}}'], [1]),
         ([b'{"id":1,"result":1.5}'], [1]),
         ([b"[1]"], [1]),
         ([transport._EOF], [1]),
@@ -195,6 +240,57 @@ def test_results_accepts_only_results_of_the_ids_awaited(lines: list[Line], ids:
         exact = [wire.decode(line) for line in lines if isinstance(line, bytes)]
         assert got == [reply["result"] for reply in exact]
         assert [reply["id"] for reply in exact] == ids
+
+
+ERROR = b'{"id":2,"error":{"code":"DSH_X","message":"no\\u001b[31m"}}'
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [ERROR],
+        [_result(1), ERROR],
+        [ERROR.replace(b'"id":2', b'"id":1'), _result(2)],
+        [_result(1), ERROR, _result(3), ERROR.replace(b'"id":2', b'"id":4')],
+    ],
+)
+def test_a_run_with_error_replies_is_read_in_the_one_pass(lines: list[bytes]) -> None:
+    """D-504: each error reply is the general reading's ImplementationError, its message
+    made printable; each result is the result."""
+    ids = [wire.decode(line)["id"] for line in lines]
+    got = batch.results(lines, ids)
+    if jsstr._FAST is None:
+        assert got is None
+        return
+    assert got is not None
+    for line, answer in zip(lines, got, strict=True):
+        reply = wire.decode(line)
+        if "error" in reply:
+            assert isinstance(answer, ImplementationError)
+            assert (answer.code, answer.message) == ("DSH_X", "no\\x1b[31m")
+        else:
+            assert answer == reply["result"]
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.builds(lambda v: ("result", v), st.one_of(st.integers(), js_strings(max_size=4))),
+            st.builds(lambda c, m: ("error", c, m), js_strings(max_size=4), js_strings(max_size=6)),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    st.integers(1, 6),
+)
+def test_runs_of_results_and_errors_read_alike(answers: list[tuple[Any, ...]], chunk: int) -> None:
+    lines = [
+        _result(i, a[1])
+        if a[0] == "result"
+        else wire.encode({"id": i, "error": {"code": a[1], "message": a[2]}}).rstrip(b"\n")
+        for i, a in enumerate(answers, 1)
+    ]
+    _same(lines, len(lines), chunk)
 
 
 def test_results_is_orjsons_reading_only_where_it_is_exact() -> None:

@@ -9,24 +9,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cache
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from dsh_conformance.errors import RecordError
 from dsh_conformance.model import jsstr
+
+if TYPE_CHECKING:
+    from dsh_conformance.spec.compiled import Compiled
 
 FORMAT: Final = "dsh-conformance-record"
 FORMAT_VERSION: Final = 1
 
 
 @cache
-def _validators() -> dict[str, Any]:
-    from jsonschema import Draft202012Validator
-
+def _validators() -> dict[str, Compiled]:
+    """Each line kind's schema, compiled once per process: jsonschema-rs says whether a
+    line is valid, jsonschema names the first error of one it does not call valid, so
+    every message is jsonschema's, word for word (D-499, D-500)."""
     from dsh_conformance.spec import schema
+    from dsh_conformance.spec.compiled import Compiled
 
     defs = schema("record.json")["$defs"]
     return {
-        kind: Draft202012Validator({"$defs": defs, "$ref": f"#/$defs/{kind}"})
+        kind: Compiled({"$defs": defs, "$ref": f"#/$defs/{kind}"})
         for kind in ("header", "test", "footer")
     }
 
@@ -58,7 +63,7 @@ def conform(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
         error = next(iter(_validators()[kind].iter_errors(plain)), None)
         if error is None or not error.absolute_path:
             return line, dropped
-        path = list(error.absolute_path)
+        path: list[Any] = list(error.absolute_path)
         key = path[0]
         required = _required(str(kind))
         at = "/".join(str(p) for p in path)
