@@ -134,7 +134,8 @@ class Scan:
 
     def skip(self, pos: int) -> int:
         while pos < self.size:
-            match = _WS.match(self.window, self._local(pos))
+            i = self._local(pos)  # may move the window
+            match = _WS.match(self.window, i)
             assert match is not None  # the pattern matches the empty string
             pos = self.base + match.end()
             if match.end() < len(self.window):
@@ -144,7 +145,8 @@ class Scan:
     def at(self, pos: int) -> int:
         if pos >= self.size:
             raise NotServed
-        return self.window[self._local(pos)]
+        i = self._local(pos)  # may move the window
+        return self.window[i]
 
     def value_end(self, pos: int) -> int:
         """Where the value at *pos* ends (for valid JSON; the parser judges the span)."""

@@ -42,7 +42,7 @@ _DICT_ONLY: Final = {dict}
 _get = dict.get
 #: Request lines answered between two writes of the replies.
 FLUSH_EVERY: Final = 256
-#: A request line this long is read and answered by adapters/large_request.py (D-491).
+#: A request line this long is spooled and answered by adapters/large_request.py (D-491).
 LARGE_LINE: Final = 1 << 20
 
 
@@ -240,6 +240,8 @@ class Server:
                 from dsh_conformance.adapters.large_request import answer_line
 
                 buffer = answer_line(self, buffer, Server)
+                if not self.running:
+                    break  # that line was a shutdown: nothing after it is answered
             *lines, buffer = buffer.split(b"\n")
             # Replies go out every few lines, not once per read: the harness reads the
             # first replies while the rest are answered (a read can hold a thousand).
