@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from array import array
 from collections.abc import Callable
 from typing import Any, Final
@@ -45,9 +44,7 @@ class Spool:
     """One request line in an anonymous temporary file, read back by offset."""
 
     def __init__(self) -> None:
-        # O_TMPFILE where it can: no name on disk; closed by close()
-        self.file = tempfile.TemporaryFile(buffering=0)  # noqa: SIM115
-        self.fd = self.file.fileno()
+        self.fd = _anonymous_file()
         self.size = 0
 
     @classmethod
@@ -96,7 +93,25 @@ class Spool:
         return self.read(0, self.size)
 
     def close(self) -> None:
-        self.file.close()
+        os.close(self.fd)
+
+
+def _anonymous_file() -> int:
+    """A new file with no name, open for reading and writing: ``O_TMPFILE`` in $TMPDIR or
+    /tmp where the system has it (tempfile's own first choice, without importing it on
+    the way to every long line), else ``tempfile.TemporaryFile``'s."""
+    flag = getattr(os, "O_TMPFILE", 0)
+    if flag:
+        try:
+            return os.open(
+                os.environ.get("TMPDIR") or "/tmp", os.O_RDWR | os.O_CLOEXEC | flag, 0o600
+            )
+        except OSError:
+            pass  # no such directory, or a file system without O_TMPFILE
+    import tempfile
+
+    with tempfile.TemporaryFile(buffering=0) as file:
+        return os.dup(file.fileno())
 
 
 class Scan:
