@@ -1,13 +1,14 @@
-"""A large ``prepare`` request answered from its line's bytes (issue 44, D-491).
+"""A large ``prepare`` request answered from its spooled line (issue 44, D-491, D-485).
 
 Over the subprocess protocol a prepare request is one JSON line.  Parsed whole, its
 source sessions are Python objects before preparation starts (two bytes a character for
 CJK text, and every event's dictionaries): more than twice the text.  A line of
 ``serve.LARGE_LINE`` bytes or more that asks the reference model's own ``prepare`` is
-kept as bytes instead: one scan finds the span of every session's header and events
+spooled to an anonymous file as it arrives (adapters/line_spool.py), never held whole:
+one scan of the spool finds the span of every session's header and events
 without parsing them, and a read of a session goes through ``stored.read_lines``, as a
 stored log does (D-165): each event parsed, checked, folded and projected in turn, only a
-summary kept, and only the texts retention keeps parsed again from their spans.  Every
+summary kept, and only the texts retention keeps read again from the spool by offset.  Every
 other part of the request is parsed as the wire parser parses it, with the same parser
 (``jsstr.parse_bytes``), and the reply is the data path's, byte for byte.
 
@@ -15,7 +16,7 @@ Anything this path does not take goes to the data path, which answers it as it a
 did: another op or adapter, a server subclass, faults, a session that is not an object
 with ``header`` and an ``events`` array, a duplicate key on the way to the events, a line
 that is not JSON (every span is parsed, unread sessions' events after preparation), or
-any unexpected error.
+any unexpected error; it reads the spooled line back whole and parses it as ever.
 """
 
 from __future__ import annotations
