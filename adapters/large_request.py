@@ -1,13 +1,14 @@
-"""A large ``prepare`` request answered from its line's bytes (issue 44, D-491).
+"""A large ``prepare`` request answered from its spooled line (issue 44, D-491, D-485).
 
 Over the subprocess protocol a prepare request is one JSON line.  Parsed whole, its
 source sessions are Python objects before preparation starts (two bytes a character for
 CJK text, and every event's dictionaries): more than twice the text.  A line of
 ``serve.LARGE_LINE`` bytes or more that asks the reference model's own ``prepare`` is
-kept as bytes instead: one scan finds the span of every session's header and events
+spooled to an anonymous file as it arrives (adapters/line_spool.py), never held whole:
+one scan of the spool finds the span of every session's header and events
 without parsing them, and a read of a session goes through ``stored.read_lines``, as a
 stored log does (D-165): each event parsed, checked, folded and projected in turn, only a
-summary kept, and only the texts retention keeps parsed again from their spans.  Every
+summary kept, and only the texts retention keeps read again from the spool by offset.  Every
 other part of the request is parsed as the wire parser parses it, with the same parser
 (``jsstr.parse_bytes``), and the reply is the data path's, byte for byte.
 
@@ -15,68 +16,47 @@ Anything this path does not take goes to the data path, which answers it as it a
 did: another op or adapter, a server subclass, faults, a session that is not an object
 with ``header`` and an ``events`` array, a duplicate key on the way to the events, a line
 that is not JSON (every span is parsed, unread sessions' events after preparation), or
-any unexpected error.
+any unexpected error; it reads the spooled line back whole and parses it as ever.
 """
 
 from __future__ import annotations
 
-import os
-import re
 import zlib
 from array import array
-from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
-from dsh_conformance.model import jsstr
+from dsh_conformance.adapters.line_spool import NotServed as _NotServed
+from dsh_conformance.adapters.line_spool import Scan, Spool
 
 if TYPE_CHECKING:
     from dsh_conformance.adapters.serve import Server
     from dsh_conformance.model.prepare import ReadOutcome
 
-#: Bytes read at a time while a long line arrives.
-_READ: Final = 1 << 20
-_WS: Final = re.compile(rb"[ \t\n\r]*")
-_STRING: Final = rb'"[^"\\]*(?:\\.[^"\\]*)*"'
-#: What a container's depth is counted on: strings (skipped whole) and brackets.
-_TOKEN: Final = re.compile(_STRING + rb"|[][{}]")
-#: A scalar's span: a string, or everything up to the next delimiter (then parsed).
-_SCALAR: Final = re.compile(_STRING + rb'|[^ \t\n\r,:\]}\[{"]+')
-_OPEN: Final = frozenset(b"[{")
-
-
-class _NotServed(Exception):
-    """This path does not take the request: the data path answers it."""
-
 
 def answer_line(server: Server, prefix: bytes, base: type[Server]) -> bytes:
-    """Read the rest of the long line *prefix* begins, answer it, and return what
-    followed its newline (the serve loop splits and answers that as usual).
+    """Read the rest of the long line *prefix* begins into a spool (adapters/line_spool.py),
+    answer it, and return what followed its newline (the serve loop splits and answers
+    that as usual).
 
     *base* is the serve loop's own ``Server`` class (under ``python -m`` it is
     ``__main__``'s, not the package module's)."""
-    line = bytearray(prefix)
-    rest = b""
-    while True:
-        chunk = os.read(server.stdin_fd, _READ)
-        if not chunk:
-            break  # end of input ends the request (docs/protocol.md)
-        at = chunk.find(b"\n")
-        if at >= 0:
-            line += memoryview(chunk)[:at]
-            rest = chunk[at + 1 :]
-            break
-        line += chunk
-    reply = _answer(server, base, line)
-    if reply is None:
-        server.handle_lines([bytes(line)])
-    else:
-        server.pending.append(reply)
+    spool, rest = Spool.receive(server.stdin_fd, prefix)
+    try:
+        reply = _answer(server, base, spool)
+        if reply is None:
+            server.handle_lines([spool.whole()])
+        else:
+            server.pending.append(reply)
+    finally:
+        spool.close()
     server.flush()
     return rest
 
 
-def _answer(server: Server, base: type[Server], line: bytearray) -> bytes | None:
-    """The encoded reply to *line*, or None where the data path must answer it."""
+def _answer(server: Server, base: type[Server], spool: Spool) -> bytes | None:
+    """The encoded reply to the line in *spool*, or None where the data path must answer
+    it."""
     from dsh_conformance.adapters import serve
     from dsh_conformance.adapters.contract import ImplementationError
     from dsh_conformance.adapters.reference import ReferenceAdapter, prepare_ops
@@ -92,7 +72,7 @@ def _answer(server: Server, base: type[Server], line: bytearray) -> bytes | None
     ):
         return None
     try:
-        request = _Request(line)
+        request = _Request(Scan(spool))
         if request.op != "prepare" or type(request.id) not in serve._ID_TYPES:
             return None
         store = _SpanStore(request)
@@ -108,101 +88,6 @@ def _answer(server: Server, base: type[Server], line: bytearray) -> bytes | None
     return server.encode(reply)
 
 
-class _Scan:
-    """Spans of JSON values in one line's bytes, found without parsing them."""
-
-    def __init__(self, buf: bytearray) -> None:
-        self.buf = buf
-        self.view = memoryview(buf)
-
-    def bytes(self, start: int, end: int) -> bytes:
-        return bytes(self.view[start:end])
-
-    def parse(self, start: int, end: int) -> Any:
-        return jsstr.parse_bytes(self.bytes(start, end))  # ValueError unless JSON
-
-    def skip(self, pos: int) -> int:
-        match = _WS.match(self.buf, pos)
-        assert match is not None  # the pattern matches the empty string
-        return match.end()
-
-    def at(self, pos: int) -> int:
-        if pos >= len(self.buf):
-            raise _NotServed
-        return self.buf[pos]
-
-    def value_end(self, pos: int) -> int:
-        """Where the value at *pos* ends (for valid JSON; the parser judges the span)."""
-        if self.at(pos) in _OPEN:
-            depth = 0
-            for match in _TOKEN.finditer(self.buf, pos):
-                token = self.buf[match.start()]
-                if token == 0x22:  # a string, skipped whole
-                    continue
-                depth += 1 if token in _OPEN else -1
-                if depth == 0:
-                    return match.end()
-            raise _NotServed
-        scalar = _SCALAR.match(self.buf, pos)
-        if scalar is None:
-            raise _NotServed
-        return scalar.end()
-
-    def members(
-        self, pos: int, walk: Callable[[str, int], tuple[Any, int] | None]
-    ) -> tuple[dict[str, Any], int]:
-        """The object at *pos*: each member's ``walk(key, start)`` (what it gave and where
-        the value ends) or, where that is None, its span ``(start, end)``; and its end."""
-        if self.at(pos) != 0x7B:
-            raise _NotServed
-        out: dict[str, Any] = {}
-        pos = self.skip(pos + 1)
-        if self.at(pos) == 0x7D:
-            return out, pos + 1
-        while True:
-            if self.at(pos) != 0x22:
-                raise _NotServed
-            end = self.value_end(pos)
-            key = self.parse(pos, end)
-            if key in out:
-                raise _NotServed  # a duplicate key: the data path keeps the last
-            pos = self.skip(end)
-            if self.at(pos) != 0x3A:
-                raise _NotServed
-            start = self.skip(pos + 1)
-            walked = walk(key, start)
-            if walked is None:
-                end = self.value_end(start)
-                out[key] = (start, end)
-            else:
-                out[key], end = walked
-            pos = self.skip(end)
-            if self.at(pos) == 0x7D:
-                return out, pos + 1
-            if self.at(pos) != 0x2C:
-                raise _NotServed
-            pos = self.skip(pos + 1)
-
-    def elements(self, pos: int) -> tuple[array[int], int]:
-        """The spans of the array at *pos* (start, end, start, end, …) and its end."""
-        if self.at(pos) != 0x5B:
-            raise _NotServed
-        spans = array("q")
-        pos = self.skip(pos + 1)
-        if self.at(pos) == 0x5D:
-            return spans, pos + 1
-        while True:
-            end = self.value_end(pos)
-            spans.append(pos)
-            spans.append(end)
-            pos = self.skip(end)
-            if self.at(pos) == 0x5D:
-                return spans, pos + 1
-            if self.at(pos) != 0x2C:
-                raise _NotServed
-            pos = self.skip(pos + 1)
-
-
 class _Session:
     """One source session of the request: its header's span and its events' spans."""
 
@@ -215,10 +100,10 @@ class _Session:
 class _Request:
     """A request line, its sessions' events left as spans."""
 
-    def __init__(self, line: bytearray) -> None:
-        self.scan = scan = _Scan(line)
+    def __init__(self, scan: Scan) -> None:
+        self.scan = scan
         top, end = scan.members(scan.skip(0), self._top)
-        if scan.skip(end) != len(line) or not isinstance(top.get("args"), dict):
+        if scan.skip(end) != scan.size or not isinstance(top.get("args"), dict):
             raise _NotServed
         self.id = self._value(top, "id")
         self.op = self._value(top, "op")
@@ -259,7 +144,7 @@ class _Request:
 class _SpanLog:
     """A session's spans as the lines of a log (``stored.LogLines``)."""
 
-    def __init__(self, scan: _Scan, session: _Session) -> None:
+    def __init__(self, scan: Scan, session: _Session) -> None:
         self.scan = scan
         self.session = session
 
@@ -272,7 +157,7 @@ class _SpanLog:
         session.parsed = True
 
     def line(self, offset: int, size: int, crc: int) -> bytes:
-        data = self.scan.bytes(offset, offset + size)
+        data = self.scan.spool.read(offset, offset + size)  # by offset, as a stored log
         assert zlib.crc32(data) == crc  # the line is this process's own bytes
         return data
 

@@ -78,8 +78,8 @@ def _python(rest: str) -> Adapter:
 def check_name(name: str) -> None:
     """Reject a malformed adapter name before anything starts (``DshError``, exit 78):
     an unknown kind, an unparsable command line, a python: name whose module is absent."""
-    _load_plugins()
     prefix, _, rest = name.partition(":")
+    _load_plugins_for(prefix)
     if prefix not in FACTORIES:
         raise DshError(
             ErrorCode.INVALID_ARGUMENT,
@@ -134,10 +134,18 @@ def _load_plugins() -> None:
                 raise
 
 
+def _load_plugins_for(prefix: str) -> None:
+    """The plugin modules, unless *prefix* is a kind this module registers itself: the
+    served reference model never imports the subprocess and upstream adapters (hashlib's
+    OpenSSL among them: 4 MB of a served process, issue 44)."""
+    if prefix not in FACTORIES:
+        _load_plugins()
+
+
 def resolve(name: str) -> Adapter:
     """Instantiate the adapter called *name*."""
-    _load_plugins()
     prefix, _, rest = name.partition(":")
+    _load_plugins_for(prefix)
     if prefix not in FACTORIES:
         known = ", ".join(sorted(FACTORIES))
         raise DshError(

@@ -42,7 +42,7 @@ _DICT_ONLY: Final = {dict}
 _get = dict.get
 #: Request lines answered between two writes of the replies.
 FLUSH_EVERY: Final = 256
-#: A request line this long is read and answered by adapters/large_request.py (D-491).
+#: A request line this long is spooled and answered by adapters/large_request.py (D-491).
 LARGE_LINE: Final = 1 << 20
 
 
@@ -240,6 +240,8 @@ class Server:
                 from dsh_conformance.adapters.large_request import answer_line
 
                 buffer = answer_line(self, buffer, Server)
+                if not self.running:
+                    break  # that line was a shutdown: nothing after it is answered
             *lines, buffer = buffer.split(b"\n")
             # Replies go out every few lines, not once per read: the harness reads the
             # first replies while the rest are answered (a read can hold a thousand).
@@ -284,6 +286,26 @@ def build_adapter(name: str) -> Adapter:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    # No arguments (how the harness starts it) are the defaults: argparse, and the shutil
+    # its help formatter imports, are 1.2 MB of a served process (issue 44).
+    adapter_name, capabilities = _arguments(args) if args else ("reference", None)
+    from dsh_conformance.adapters.heap import keep_heap
+
+    keep_heap()  # a page fault per request otherwise (adapters/heap.py)
+    adapter: Adapter
+    if capabilities is not None:
+        from dsh_conformance.adapters.reference import ReferenceAdapter
+
+        wanted = {c.strip() for c in capabilities.split(",") if c.strip()}
+        adapter = ReferenceAdapter(frozenset(wanted))
+    else:
+        adapter = build_adapter(adapter_name)
+    return Server(adapter).serve()
+
+
+def _arguments(argv: Sequence[str]) -> tuple[str, str | None]:
+    """The adapter name and ``--capabilities`` of a command line."""
     import argparse
 
     parser = argparse.ArgumentParser(
@@ -297,18 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="comma-separated capabilities to declare (reference model only; default all)",
     )
     options = parser.parse_args(argv)
-    from dsh_conformance.adapters.heap import keep_heap
-
-    keep_heap()  # a page fault per request otherwise (adapters/heap.py)
-    adapter: Adapter
-    if options.capabilities is not None:
-        from dsh_conformance.adapters.reference import ReferenceAdapter
-
-        wanted = {c.strip() for c in options.capabilities.split(",") if c.strip()}
-        adapter = ReferenceAdapter(frozenset(wanted))
-    else:
-        adapter = build_adapter(options.adapter)
-    return Server(adapter).serve()
+    return options.adapter, options.capabilities
 
 
 if __name__ == "__main__":

@@ -10,8 +10,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
-from importlib import resources
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from attrs import frozen
 
@@ -22,7 +21,9 @@ from dsh_conformance.model.prompt_submit import Listener, parse_listener
 from dsh_conformance.model.scripted import validate_response
 from dsh_conformance.model.session import events_from_json
 from dsh_conformance.model.turn import last_turn_number
-from dsh_conformance.spec.compiled import Compiled
+
+if TYPE_CHECKING:
+    from dsh_conformance.spec.compiled import Compiled
 
 Trigger = tuple[Any, ...]
 Decode = Callable[[Any], Any]
@@ -57,7 +58,13 @@ def _error(code: ErrorCode, pointer: str, message: str) -> DshError:
 def script_validator(*files: str) -> Compiled:
     """The validator of the ``script`` that the last of *files* defines (the schemas it
     refers to come first), compiled once per process (D-500): one loader for
-    scenario.run and side.scenario.run."""
+    scenario.run and side.scenario.run.  The spec package is imported here, on the
+    first validation, not with the model (a served process never loads its TOML
+    machinery unless a script arrives: issue 44)."""
+    from importlib import resources
+
+    from dsh_conformance.spec.compiled import Compiled
+
     schemas = resources.files("dsh_conformance.spec") / "schemas"
     loaded = [
         json.loads((schemas / name).read_text(encoding="utf-8")) for name in ("data.json", *files)

@@ -12,7 +12,7 @@ The side-session mechanics are model/side.py's, unchanged.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from attrs import frozen
 
@@ -24,7 +24,9 @@ from dsh_conformance.model.scenario_script import Step, Trigger, script_validato
 from dsh_conformance.model.scripted import validate_response
 from dsh_conformance.model.session import SessionHeader, events_from_json
 from dsh_conformance.model.system_prompt import AgentOptions
-from dsh_conformance.spec.compiled import Compiled
+
+if TYPE_CHECKING:
+    from dsh_conformance.spec.compiled import Compiled
 
 SESSIONS: Final = ("parent", "child")
 #: Actions that act on one session (``session``, default parent).

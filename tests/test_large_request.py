@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dsh_conformance.adapters import large_request, wire
+from dsh_conformance.adapters.line_spool import Spool
 from dsh_conformance.adapters.reference import ReferenceAdapter
 from dsh_conformance.adapters.serve import LARGE_LINE, Server
 from dsh_conformance.conformance.strategies import js_strings
@@ -51,7 +52,11 @@ def _data_path(line: bytes) -> bytes:
 
 
 def _streamed(line: bytes) -> bytes | None:
-    return large_request._answer(_server(), Server, bytearray(line))
+    spool = Spool.of(line)
+    try:
+        return large_request._answer(_server(), Server, spool)
+    finally:
+        spool.close()
 
 
 def _request(sessions: Any, **extra: Any) -> bytes:

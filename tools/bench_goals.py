@@ -137,7 +137,8 @@ def goals_section(
             f"{row['text_mb']:.1f} MB of text from its request line (D-491, D-536) "
             f"| whole process **{row['ratio']:.2f}x** ({row['peak_mb']:.1f} MB: the "
             f"interpreter {row['interpreter']:.2f}x, its imports {row['imports']:.2f}x); "
-            f"what the request adds **{growth:.2f}x**, the line itself {row['line']:.2f}x of it "
+            f"what the request adds **{growth:.2f}x**: preparation's summaries, the "
+            f"{row['line']:.2f}x line spooled to a file as it arrives, not held (D-485) "
             f"| whole process: {_met(row['ratio'], MEMORY_GOAL)}, "
             f"added: {_met(growth, MEMORY_GOAL)} |"
         )

@@ -664,14 +664,16 @@ def _served_peak(argv: list[str], line: bytes) -> tuple[int, bytes]:
 def memory_wire(messages: int = 10_000, data_path: bool = True) -> dict[str, Any]:
     """Peak RSS of the served reference model (``python -m dsh_conformance.adapters.serve``)
     answering one prepare request of *messages* messages from its line, over the text:
-    the line is read as bytes and its sessions streamed from their spans
-    (adapters/large_request.py, D-491).  Beside it, the same served process with that
-    path off (the request parsed whole: the data path) on the same line.  Both replies are
-    checked identical to the in-process data path's, byte for byte.
+    the line is spooled to an anonymous file as it arrives and its sessions streamed
+    from their spans (adapters/line_spool.py, adapters/large_request.py, D-491, D-485).
+    Beside it, the same served process with that path off (the request parsed whole: the
+    data path) on the same line.  Both replies are checked identical to the in-process
+    data path's, byte for byte.
 
     The steps: the interpreter (a bare ``python -c``), the served process's imports (its
     peak after a handshake), and what answering the request adds on top (``prepare``:
-    the line's bytes, held once, and preparation); ``line`` is the request line's size.
+    the spool's buffers and preparation's summaries); ``line`` is the request line's
+    size, which the process never holds.
     *data_path* False skips the served data path (its loop reads a line by concatenating
     64 KiB reads: quadratic, hours for a line of a few hundred MB)."""
     from dsh_conformance.adapters import wire
@@ -907,11 +909,12 @@ NOTES = [
     "  (the side-by-side line). Preparing from the stored log instead (model/stored.py,",
     "  decision D-165) streams the file once and keeps summaries, so the whole process",
     "  stays near the interpreter's own size (the stored-log line). Over the subprocess",
-    "  protocol the served model reads a prepare request of 1 MiB or more from its line's",
-    "  bytes (adapters/large_request.py, D-491): what the request adds is the line, held",
-    "  once (1.07x this text), and preparation's summaries; the interpreter and the served",
-    "  model's imports are a fixed 25 MB or so, which is why the whole process comes under",
-    "  twice the text only for larger sources (the goals table's two sizes, D-536).",
+    "  protocol the served model spools a prepare request of 1 MiB or more to an",
+    "  anonymous file as it arrives and reads it back by offset (adapters/line_spool.py,",
+    "  adapters/large_request.py, D-491, D-485): what the request adds is preparation's",
+    "  summaries and a window of the line, never the line; the interpreter and the served",
+    "  model's imports are a fixed 20 MB or so, the larger part of the whole process at",
+    "  10,000 messages (the goals table's two sizes, D-536).",
     "- *Pure Python* (the accelerator not built, or `DSH_CONFORMANCE_PURE=1`): the URI and",
     "  mention rows trail upstream (the pure-Python column); every result is the same,",
     "  tests/test_accelerator.py proves the two forms agree.",
