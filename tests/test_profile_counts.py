@@ -113,7 +113,8 @@ def _counts(where: Path, profile: str, max_examples: int | None = None) -> _Coun
     finally:
         register_profiles()  # the run registered them with its --max-examples
         settings.load_profile(current)
-    assert seen.properties and seen.machines, "the run collected no property or ran no machine"
+    assert seen.properties, "the run collected no property"
+    assert seen.machines, "the run called no state machine"
     return seen
 
 

@@ -16,7 +16,10 @@ the command ``SERVED`` below); ``--other in-process`` loads it in the harness's 
 any other value is an adapter name as ``dsh-conformance run --adapter`` takes it.
 
 Runs alternate A (``--adapter reference``) and B (the other), same seed and Hypothesis
-profile, ``--pairs`` times after one warm-up pair.  Per pair: the wall time of each whole
+profile, ``--pairs`` times after one warm-up pair.  The profile's count reaches every
+property and all three machines (D-492): a property's own count is its count under ``ci``
+scaled by the profile, so ``quick`` runs the machines at 5, 5 and 2 programs (``ci`` 100,
+100 and 30); figures measured before D-492 ran them at ci's counts under every profile.  Per pair: the wall time of each whole
 ``dsh-conformance run`` process, the sum of the per-test durations of the tests both ran
 (the record's ``duration`` of every test that passed in both: the *shared* tests), the
 differential tests' time (run by B only), and CPU time split into the harness's (the

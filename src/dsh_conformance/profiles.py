@@ -34,7 +34,8 @@ def examples(at_ci: int) -> int:
     from hypothesis import settings
 
     base = settings().max_examples  # the loaded profile's
-    return max(1, -(-at_ci * base // PROFILES[COUNTS_AT]["max_examples"]))
+    at: int = PROFILES[COUNTS_AT]["max_examples"]
+    return max(1, -(-at_ci * base // at))
 
 
 def register_profiles(max_examples: int | None = None) -> None:

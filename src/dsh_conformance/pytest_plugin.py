@@ -123,7 +123,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="Hypothesis examples per property test (default: the profile's)",
+        help="Hypothesis examples per property test (default: the profile's); one with its "
+        "own count, K under ci, runs ceil(K x N / 200), as under a profile of N (D-493)",
     )
     group.addoption(
         "--dsh-handshake-timeout",
