@@ -123,8 +123,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="Hypothesis examples per property test (default: the profile's); one with its "
-        "own count, K under ci, runs ceil(K x N / 200), as under a profile of N (D-493)",
+        help="Hypothesis examples per property test; a weighted one scales from it (D-493)",
     )
     group.addoption(
         "--dsh-handshake-timeout",
