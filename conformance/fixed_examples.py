@@ -93,6 +93,13 @@ RETENTION: Final = (
     # A host counting the raw texts (123 bytes) reports a serializedBytes below that; a
     # host reporting the size of any serialization it really writes measures no less.
     {"inputs": (logs.log("source", logs.user("U1:" + "<b>" * 40)), 4096, "")},
+    # RET-007: truncated is true when a message was dropped and no text sliced.  The source
+    # takes about 460 bytes, the newest message alone about 120: under 300 the old one
+    # goes whole.  A host that counts only slices as truncation (the zoo's
+    # DroppedNotTruncated) reports false; any host whose statistics describe what it
+    # dropped and cut passes, whichever it chose (D-494: a kill by a fixed example holds at
+    # every profile's count).
+    {"inputs": (logs.log("source", logs.user("U1:" + "x" * 300), logs.user("U2:ok")), 300, "")},
 )
 
 #: test_later_source_changes_do_not_reach_the_prepared_context (PREP-008, PREP-005): a

@@ -14,11 +14,12 @@ from hypothesis.stateful import run_state_machine_as_test
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.conformance.inbox_machine import BLAMES, InboxMachine
+from dsh_conformance.profiles import examples
 
 pytestmark = [pytest.mark.capability("agent"), pytest.mark.differential]
 
 SETTINGS = settings(
-    max_examples=100,
+    max_examples=examples(100),
     stateful_step_count=30,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],

@@ -31,6 +31,7 @@ from dsh_conformance.conformance.agent_support import (
     same_items,
     text,
 )
+from dsh_conformance.profiles import examples
 
 pytestmark = pytest.mark.capability("agent")
 
@@ -89,7 +90,7 @@ PROMPTS = st.sampled_from(["hi", "", "## My request:", "x\ud800"])
 
 
 @pytest.mark.req("ENV-054", "ENV-056")
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(contexts=contexts_strategy(prefix=False), prompt=PROMPTS)
 def test_without_prefix_contexts_every_context_follows_the_prompt(
     impl: Implementation, contexts: list[dict[str, Any]], prompt: str
@@ -121,7 +122,7 @@ def envelope_entry(c: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.req("ENV-050", "ENV-051", "ENV-053", "ENV-055", "ENV-057", "ENV-059")
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(contexts=contexts_strategy(prefix=True), prompt=PROMPTS)
 def test_prefix_contexts_are_baked_into_the_prompt_event(
     impl: Implementation, contexts: list[dict[str, Any]], prompt: str
@@ -180,7 +181,7 @@ def test_an_empty_prompt_with_prefix_contexts_is_still_baked(
 
 
 @pytest.mark.req("ENV-060", "ENV-050", "ENV-053", "ENV-057", "ENV-090")
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(contexts=st.one_of(contexts_strategy(prefix=True), contexts_strategy(prefix=False)))
 def test_drained_steering_gets_the_same_split(
     impl: Implementation, contexts: list[dict[str, Any]]

@@ -47,6 +47,7 @@ from dsh_conformance.conformance.typed_sources import (
     sources_of,
     string_values,
 )
+from dsh_conformance.profiles import examples
 
 pytestmark = pytest.mark.capability("prepare")
 
@@ -374,7 +375,7 @@ def source_sets(draw: st.DrawFn) -> list[SessionCase]:
     "RET-014",
     "SER-006",
 )
-@settings(max_examples=100, suppress_health_check=SLOW)
+@settings(max_examples=examples(100), suppress_health_check=SLOW)
 @given(source_sets(), st.lists(js_strings(max_size=6), min_size=3, max_size=3))
 @fixed_examples.examples(*fixed_examples.FRAMING)
 def test_context_framing_and_data(
@@ -817,7 +818,7 @@ def test_the_default_cap_is_65536_bytes(impl: Implementation, total: int) -> Non
 
 
 @pytest.mark.req("RET-010", "RET-001", "SER-006")
-@settings(max_examples=40, suppress_health_check=SLOW)
+@settings(max_examples=examples(40), suppress_health_check=SLOW)
 @given(
     st.lists(st.integers(min_value=1, max_value=800), min_size=2, max_size=3),
     st.integers(min_value=200, max_value=900),
@@ -935,7 +936,7 @@ def fault_scenarios(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @pytest.mark.req("PREP-005", "PREP-006", "PREP-007", "PREP-013", "PREP-001")
-@settings(max_examples=150, suppress_health_check=SLOW)
+@settings(max_examples=examples(150), suppress_health_check=SLOW)
 @given(fault_scenarios())
 def test_all_or_nothing_under_every_fault(impl: Implementation, scenario: dict[str, Any]) -> None:
     refs, args = scenario["refs"], scenario["args"]
@@ -1053,7 +1054,7 @@ def mutations(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @pytest.mark.req("PREP-008", "PREP-005")
-@settings(max_examples=60, suppress_health_check=SLOW)
+@settings(max_examples=examples(60), suppress_health_check=SLOW)
 @given(session_cases(session_id=st.just("source"), max_events=8), mutations())
 @fixed_examples.examples(*fixed_examples.ISOLATION)
 def test_later_source_changes_do_not_reach_the_prepared_context(
@@ -1109,7 +1110,7 @@ def test_missing_and_malformed_sources_are_read_failures(impl: Implementation) -
 
 @pytest.mark.req("REF-005")
 @pytest.mark.differential
-@settings(max_examples=60, suppress_health_check=SLOW)
+@settings(max_examples=examples(60), suppress_health_check=SLOW)
 @given(fault_scenarios())
 def test_matches_reference_model(
     impl: Implementation, oracle: Implementation, scenario: dict[str, Any]

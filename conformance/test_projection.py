@@ -18,6 +18,7 @@ from dsh_conformance.conformance.strategies_sessions import (
     session_cases,
     text_block,
 )
+from dsh_conformance.profiles import examples
 
 pytestmark = pytest.mark.capability("projection")
 INVALID_EVENT = "DSH_INVALID_EVENT"
@@ -452,7 +453,7 @@ def test_malformed_logs_are_invalid_event(impl: Implementation, name: str) -> No
 
 @pytest.mark.req("REF-003")
 @pytest.mark.differential
-@settings(max_examples=50, suppress_health_check=SLOW)
+@settings(max_examples=examples(50), suppress_health_check=SLOW)
 @given(session_cases())
 def test_matches_reference_model(
     impl: Implementation, oracle: Implementation, case: SessionCase

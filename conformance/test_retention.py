@@ -45,6 +45,7 @@ from dsh_conformance.conformance.typed_sources import (
     kept_of,
     retained_of,
 )
+from dsh_conformance.profiles import examples
 
 pytestmark = pytest.mark.capability("retention")
 BUDGET = "SESSION_REFERENCE_BUDGET_EXCEEDED"
@@ -277,7 +278,7 @@ def balanced(message: dict[str, Any], original: str) -> bool:
     "SER-006",
     "PREP-022",
 )
-@settings(max_examples=150, suppress_health_check=SLOW)
+@settings(max_examples=examples(150), suppress_health_check=SLOW)
 @given(retention_inputs())
 @fixed_examples.examples(*fixed_examples.RETENTION)
 def test_retention_properties(impl: Implementation, inputs: tuple[SessionCase, int, str]) -> None:
@@ -831,7 +832,7 @@ def test_truncation_is_an_exact_head_tail_slice(impl: Implementation, text: str,
 
 @pytest.mark.req("REF-004")
 @pytest.mark.differential
-@settings(max_examples=80, suppress_health_check=SLOW)
+@settings(max_examples=examples(80), suppress_health_check=SLOW)
 @given(session_cases(texts=big_texts(), max_events=10), st.integers(min_value=60, max_value=1200))
 def test_matches_reference_model_byte_for_byte(
     impl: Implementation, oracle: Implementation, case: SessionCase, cap: int

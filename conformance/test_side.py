@@ -22,6 +22,7 @@ from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.checks import check, every, expect, expect_equal, review
 from dsh_conformance.conformance import side_invariants as inv
 from dsh_conformance.conformance.strategies import js_strings
+from dsh_conformance.profiles import examples
 
 pytestmark = [pytest.mark.capability("side"), pytest.mark.capability("agent")]
 
@@ -583,7 +584,7 @@ def test_merge_into_a_running_parent_follows_inject(
 
 
 @pytest.mark.req("SIDE-056", "SIDE-031", "SIDE-025", "SIDE-055", "SIDE-060")
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(
     cap=st.integers(min_value=256, max_value=2048),
     unit=st.sampled_from(["a", "界", "😀", "é", "\ud800"]),
@@ -652,7 +653,7 @@ def test_the_default_cap_is_4096_bytes(fresh: Implementation) -> None:
 # text whole breaks it), and under it.
 @example(extra=3, unit="a")
 @example(extra=-3, unit="界")
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 def test_an_explicit_handback_is_never_altered(impl: Implementation, extra: int, unit: str) -> None:
     """SIDE-031 (seed): whatever a host does with a handback text over the cap, what it
     merges is capped; SIDE-057 (profile): the reference rejects it and merges nothing."""
@@ -959,7 +960,7 @@ def test_matches_reference_model(impl: Implementation, oracle: Implementation) -
 
 @pytest.mark.req("REF-008", "SIDE-055")
 @pytest.mark.differential
-@settings(max_examples=30)
+@settings(max_examples=examples(30))
 @given(js_strings(max_size=40), st.integers(min_value=256, max_value=600))
 def test_truncation_matches_reference_model(
     impl: Implementation, oracle: Implementation, unit: str, cap: int
@@ -1001,7 +1002,7 @@ def _observe(impl: Implementation, aid: str) -> str:
 
 
 @pytest.mark.req("SIDE-065")
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(
     script=st.lists(st.tuples(st.sampled_from(["parent", "side"]), AGENT_OPS), max_size=25),
     advance=st.integers(min_value=0, max_value=6),

@@ -42,6 +42,7 @@ from dsh_conformance.checks import check, expect
 from dsh_conformance.conformance import side_invariants as inv
 from dsh_conformance.conformance.js_objects import js_dumps, js_form, js_same
 from dsh_conformance.conformance.read_ahead import act_then_read, read_ahead
+from dsh_conformance.profiles import examples
 
 pytestmark = [
     pytest.mark.capability("side"),
@@ -551,7 +552,7 @@ def test_side_sessions_stateful(impl: Implementation, oracle: Implementation) ->
     run_state_machine_as_test(  # type: ignore[no-untyped-call]
         lambda: SideMachine(impl, oracle),
         settings=settings(
-            max_examples=30,
+            max_examples=examples(30),
             stateful_step_count=40,
             deadline=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],

@@ -16,14 +16,18 @@ the command ``SERVED`` below); ``--other in-process`` loads it in the harness's 
 any other value is an adapter name as ``dsh-conformance run --adapter`` takes it.
 
 Runs alternate A (``--adapter reference``) and B (the other), same seed and Hypothesis
-profile, ``--pairs`` times after one warm-up pair.  Per pair: the wall time of each whole
-``dsh-conformance run`` process, the sum of the per-test durations of the tests both ran
-(the record's ``duration`` of every test that passed in both: the *shared* tests), the
-differential tests' time (run by B only), and CPU time split into the harness's (the
-run's process and its children, less the host's) and the host's (a served host writes its
-own ``getrusage`` at exit, ``$DSH_BENCH_HOST_CPU``): the host's time is the
-implementation's cost, not the suite's.  Every B run must conform with every test
-passing, or the bench stops: it measures a *passing* implementation.
+profile, ``--pairs`` times after one warm-up pair.  The profile's count reaches every
+property and all three machines (D-492): a property's own count is its count under ``ci``
+scaled by the profile, so ``quick`` runs the machines at 5, 5 and 2 programs (``ci`` 100,
+100 and 30); figures measured before D-492 ran them at ci's counts under every profile.
+Per pair: the wall time of each whole ``dsh-conformance run`` process, the sum of the
+per-test durations of the tests both ran (the record's ``duration`` of every test that
+passed in both: the *shared* tests), the differential tests' time (run by B only), and
+CPU time split into the harness's (the run's process and its children, less the host's)
+and the host's (a served host writes its own ``getrusage`` at exit,
+``$DSH_BENCH_HOST_CPU``): the host's time is the implementation's cost, not the
+suite's.  Every B run must conform with every test passing, or the bench stops: it
+measures a *passing* implementation.
 
 The JSON written to ``--out`` (and printed) has ``ratio``, ``low``, ``high`` (B/A wall
 per pair: median, min, max), ``reference_s``, ``other_s`` (median walls), ``shared_ratio``

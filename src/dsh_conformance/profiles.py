@@ -21,6 +21,21 @@ PROFILES: dict[str, dict[str, Any]] = {
 }
 #: Profiles without generation: a property test without ``@example`` is skipped under them.
 EXPLICIT_ONLY: Final = frozenset({"fixed"})
+#: The profile a property's own count is written for: the committed reports' (D-492).
+COUNTS_AT: Final = "ci"
+
+
+def examples(at_ci: int) -> int:
+    """A property's examples under the loaded profile, for one that runs *at_ci* under
+    ``ci`` (D-492): scaled by the profile's ``max_examples`` (``--max-examples`` when
+    given) over ci's, rounded up, so ``ci`` keeps every count the reports were made with
+    and ``quick``, ``dev``, ``thorough`` and ``--max-examples`` reach the property too.
+    Read at import, which a change of profile repeats (D-512)."""
+    from hypothesis import settings
+
+    base = settings().max_examples  # the loaded profile's
+    at: int = PROFILES[COUNTS_AT]["max_examples"]
+    return max(1, -(-at_ci * base // at))
 
 
 def register_profiles(max_examples: int | None = None) -> None:

@@ -123,7 +123,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="Hypothesis examples per property test (default: the profile's)",
+        help="Hypothesis examples per property test; a weighted one scales from it (D-493)",
     )
     group.addoption(
         "--dsh-handshake-timeout",

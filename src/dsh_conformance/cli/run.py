@@ -165,7 +165,9 @@ def _one_value(command: Callable[[RunRequest], None]) -> Callable[..., None]:
     "--max-examples",
     type=click.IntRange(min=1),
     default=None,
-    help="Hypothesis examples per property test (default: the --hypothesis-profile's)",
+    help="Hypothesis examples per property test (default: the --hypothesis-profile's); "
+    "one with its own count, K under ci, runs ceil(K x N / 200), as under a profile of N "
+    "(D-493)",
 )
 @click.option(
     "-v", "--verbose", is_flag=True, help="a line per test on stderr as it finishes (implies --all)"
