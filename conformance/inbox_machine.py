@@ -49,7 +49,7 @@ from dsh_conformance.conformance.agent_support import (
     replay,
     text,
 )
-from dsh_conformance.conformance.read_ahead import act_then_read, read_ahead
+from dsh_conformance.conformance.read_ahead import act_then_read, attempt, read_ahead
 
 #: Every requirement a check of this machine may blame: a test that runs it cites them all.
 BLAMES: Final = (
@@ -192,14 +192,13 @@ class InboxMachine(RuleBasedStateMachine):
 
     def _both(self, op: str, args: dict[str, Any], reads: tuple[str, ...]) -> Any:
         """``both``, asking impl the *reads* that follow the operation in the same batch
-        (read_ahead.act_then_read: one round trip, the same requests)."""
-        theirs = _outcome(self.oracle, op, copy.deepcopy(args))
-        self.seen.clear()
-        if reads:
-            batch = ((read, read, self.agent) for read in reads)
-            ours = act_then_read(self.impl, self.seen, op, args, batch)
-        else:
-            ours = _outcome(self.impl, op, args)
+        (read_ahead.act_then_read: one round trip, the same requests).  impl's batch is
+        sent first and read after the oracle's step: the host computes meanwhile."""
+        copied = copy.deepcopy(args)
+        batch = ((read, read, self.agent) for read in reads)
+        sent = act_then_read(self.impl, self.seen, op, args, batch)
+        theirs = _outcome(self.oracle, op, copied)
+        ours = sent()
         expect(
             "REF-007",
             ours == theirs,
@@ -376,10 +375,12 @@ class InboxMachine(RuleBasedStateMachine):
     @invariant()
     def implementations_agree(self) -> None:
         ops = READS
-        read_ahead(self.impl, self.seen, ((op, op, self.agent) for op in ops))
-        for op in ops:
+        sent = read_ahead(self.impl, self.seen, ((op, op, self.agent) for op in ops))
+        references = [attempt(self.oracle.call, op, agent=self.agent) for op in ops]
+        sent()
+        for op, reference in zip(ops, references, strict=True):
             ours = self.read(op)
-            theirs = self.oracle.call(op, agent=self.agent)
+            theirs = reference()
             expect(
                 "REF-007",
                 ours == theirs,
