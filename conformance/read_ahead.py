@@ -21,7 +21,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from dsh_conformance.adapters.client import Implementation, ImplementationError
 
-__all__ = ["act_then_read", "attempt", "read_ahead"]
+__all__ = ["act_then_read", "attempt", "read_ahead", "reference_reads"]
 
 K = TypeVar("K", bound=Hashable)
 T = TypeVar("T")
@@ -72,6 +72,20 @@ def act_then_read(
         return "ok", first
 
     return outcome
+
+
+def reference_reads(
+    oracle: Implementation,
+    reads: Iterable[tuple[K, str, str]],
+    known: Mapping[K, Callable[[], Any]] | None = None,
+) -> dict[K, Callable[[], Any]]:
+    """The reference's answer to each ``(key, op, agent)`` read: *known*'s, or taken now
+    (while the host answers impl's batch of the same reads), each kept as ``attempt``
+    keeps it.  Valid until the reference's next operation: reads change no state."""
+    known = known or {}
+    return {
+        key: known.get(key) or attempt(oracle.call, op, agent=agent) for key, op, agent in reads
+    }
 
 
 def attempt(call: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Callable[[], T]:

@@ -23,6 +23,7 @@ invariant above is its own check and blames only the requirement it proves.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -41,7 +42,11 @@ from dsh_conformance.adapters.client import Implementation, ImplementationError
 from dsh_conformance.checks import check, expect
 from dsh_conformance.conformance import side_invariants as inv
 from dsh_conformance.conformance.js_objects import js_dumps, js_form, js_same
-from dsh_conformance.conformance.read_ahead import act_then_read, attempt, read_ahead
+from dsh_conformance.conformance.read_ahead import (
+    act_then_read,
+    read_ahead,
+    reference_reads,
+)
 
 pytestmark = [
     pytest.mark.capability("side"),
@@ -117,6 +122,8 @@ class SideMachine(RuleBasedStateMachine):
         # What impl answered to each read (op, agent) since its last other call (``read``),
         # and each log's js_form.
         self.seen: dict[tuple[str, str], Any] = {}
+        # The reference's answers to the reads of the last batch, taken meanwhile.
+        self.references: dict[tuple[str, str], Callable[[], Any]] = {}
         self.forms: dict[str, bytes | str] = {}
 
     # --- plumbing ------------------------------------------------------------------------
@@ -134,14 +141,15 @@ class SideMachine(RuleBasedStateMachine):
     def _both(self, op: str, args: dict[str, Any], last: bool) -> Any:
         before = self.all_logs()
         self.forms.clear()
-        reads = (((read, aid), read, aid) for aid in self.tags for read in READS if last)
-        # impl's batch goes first and is read once the reference has taken its step: the
-        # host computes meanwhile (D-507).
+        reads = [((read, aid), read, aid) for aid in self.tags for read in READS if last]
+        # impl's batch goes first and is read once the reference has taken its step and
+        # its reads: the host computes meanwhile (D-507).
         sent = act_then_read(self.impl, self.seen, op, args, reads)
         try:
             theirs: tuple[str, Any] = ("ok", self.targets[1].call(op, **args))
         except ImplementationError as exc:
             theirs = ("error", exc.code)
+        self.references = reference_reads(self.targets[1], reads)
         outcomes = [sent(), theirs]
         expect(
             "REF-008",
@@ -426,13 +434,13 @@ class SideMachine(RuleBasedStateMachine):
 
     @invariant()
     def lockstep(self) -> None:
-        pairs = [(op, aid) for aid in self.tags for op in READS]
-        sent = read_ahead(self.impl, self.seen, ((key, *key) for key in pairs))
-        oracle = self.targets[1]  # its reads are taken while the host answers impl's
-        references = [attempt(oracle.call, op, agent=aid) for op, aid in pairs]
+        reads = [((op, aid), op, aid) for aid in self.tags for op in READS]
+        sent = read_ahead(self.impl, self.seen, reads)
+        # The reference's reads are taken while the host answers impl's.
+        references = reference_reads(self.targets[1], reads, self.references)
         sent()
-        for (op, aid), reference in zip(pairs, references, strict=True):
-            a, b = self.read(op, aid), reference()
+        for key, op, aid in reads:
+            a, b = self.read(op, aid), references[key]()
             expect(
                 "REF-008",
                 js_same(a, b),

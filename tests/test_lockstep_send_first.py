@@ -6,7 +6,8 @@ sent and when it is read, in one log with the oracle's calls.  Catches: a machin
 requests change when the host answers at read time instead of at send time (a read
 asked before the step it should see, a request lost or added), a call that overtakes a
 pending batch (sent before the batch is read), and a machine that waits for impl before
-computing the reference's step (no oracle call between an operation's send and read).
+computing the reference's step (no oracle call between an operation's send and read) or
+its reads of the same agents (the invariants' comparisons).
 """
 
 from __future__ import annotations
@@ -116,7 +117,9 @@ def test_the_host_receives_the_same_requests_and_works_while_the_oracle_does(
         assert later[read] == ("read", len(requests)), f"a call overtook {requests[:1]}"
         op = json.loads(requests[0])[0]
         oracle = {entry[1] for entry in later[index + 1 : read]}
+        asked = {json.loads(request)[0] for request in requests[1:]}
         if op not in READS and op != "reset":
             assert op in oracle, f"{op} was read before the reference took its step"
+            assert asked <= oracle, f"{op}: the reference's reads were not taken meanwhile"
             overlapped += 1
     assert overlapped > 20
