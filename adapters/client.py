@@ -10,8 +10,8 @@ from dsh_conformance.adapters.contract import (
     Handshake,
     ImplementationError,
     UnreadableResult,
-    call_each,
 )
+from dsh_conformance.adapters.pending import Deferred, send_many
 
 __all__ = ["Implementation", "ImplementationError", "UnreadableResult"]
 
@@ -30,6 +30,7 @@ class Implementation:
         self.name = name
         self.validate = validate
         self.handshake: Handshake = adapter.handshake()
+        self._pending: Deferred | None = None
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -41,6 +42,7 @@ class Implementation:
     def call(self, op: str, /, **args: Any) -> Any:
         """Run *op*; raises ImplementationError (typed error), AdapterFault, or
         UnreadableResult when the result breaks the op's schema."""
+        self.settle()
         result = self.adapter.call(op, args)
         return self._checked(op, args, result)
 
@@ -59,16 +61,37 @@ class Implementation:
         before the first reply is read, as docs/protocol.md allows): each item is the
         result, or the ``ImplementationError`` the call answered with.  A fault raises
         ``AdapterFault`` for the whole batch."""
-        many = getattr(self.adapter, "call_many", None)
+        return self.send_many(calls).results()
+
+    def send_many(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> Deferred:
+        """Send *calls* now, read their answers later (adapters/pending.py, D-507): the
+        ``results()`` of what it returns are what ``call_many`` returns or raises, checked
+        alike.  The host receives the same requests in the same order; the caller works
+        while the host does.  One batch is outstanding at a time: any other call first
+        reads it (``settle``).  A fault while sending raises at once."""
+        self.settle()
         copies = [(op, dict(args)) for op, args in calls]
-        out = list(many(copies)) if many is not None else call_each(self.adapter.call, copies)
-        return [
-            got if isinstance(got, ImplementationError) else self._checked(op, args, got)
-            for (op, args), got in zip(calls, out, strict=True)
-        ]
+        sent = send_many(self.adapter, copies)
+
+        def read() -> list[Any]:
+            return [
+                got if isinstance(got, ImplementationError) else self._checked(op, args, got)
+                for (op, args), got in zip(calls, sent.results(), strict=True)
+            ]
+
+        self._pending = Deferred(read)
+        return self._pending
+
+    def settle(self) -> None:
+        """Read the batch ``send_many`` left pending, if any, keeping its answers (or its
+        fault) for its own ``results()``: a call never overtakes a batch on the wire."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.wait()
 
     def error_code(self, op: str, /, **args: Any) -> str | None:
         """The error code *op* fails with, or None when it succeeds."""
+        self.settle()
         try:
             self.adapter.call(op, args)
         except ImplementationError as exc:

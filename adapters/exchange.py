@@ -4,7 +4,9 @@
 implementation starts on the first while the rest are written, and its replies are read
 in request order, each run that has arrived in one pass (adapters/batch.py, D-484) when
 every one is its request's result and line by line otherwise.  Each call waits for its
-reply at most the per-call timeout.
+reply at most the per-call timeout.  ``send_many`` is the same batch read later
+(adapters/pending.py, D-507): sent at once, its replies read on ``results()``, or before
+any other exchange needs the pipe.
 
 The mixin of ``SubprocessAdapter`` (adapters/subprocess.py), which starts the process it
 talks to; what a line that is not the awaited answer means is adapters/reply_faults.py's.
@@ -19,6 +21,7 @@ from typing import Any, Final
 from dsh_conformance.adapters import wire
 from dsh_conformance.adapters.batch import results as batch_results
 from dsh_conformance.adapters.contract import AdapterFault, ImplementationError
+from dsh_conformance.adapters.pending import Deferred
 from dsh_conformance.adapters.process import Process
 from dsh_conformance.adapters.reply_faults import ReplyFaults
 
@@ -35,6 +38,8 @@ class Exchange(ReplyFaults):
     closed: bool
     _process: Process | None
     _next_id: int
+    #: The batch ``send_many`` sent whose replies are not read yet.
+    _pending: Deferred | None
 
     def _start(self) -> None:
         """Start the process and handshake (``SubprocessAdapter``'s)."""
@@ -54,6 +59,13 @@ class Exchange(ReplyFaults):
         ``ImplementationError`` it answered with (returned, not raised).  A fault raises
         ``AdapterFault`` for the whole batch.
         """
+        return self.send_many(calls).results()
+
+    def send_many(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> Deferred:
+        """Send *calls* now; their replies are read by ``results()`` (what ``call_many``
+        returns or raises), or by the next exchange, which reads them first.  A fault
+        while sending raises at once."""
+        self.settle()
         if self.closed:
             # Late calls (a test's cleanup run by the garbage collector at exit) must not
             # start a new process after the run has ended the last one.
@@ -70,9 +82,23 @@ class Exchange(ReplyFaults):
         if self.validate:
             for _, message in batch:
                 wire.check("request", message)
-        out = self._exchange(batch, self.timeout, results=True)
-        self.calls += len(batch)
-        return out
+        timeout = self.timeout
+        process, stderr_before = self._send(batch)
+
+        def collect() -> list[Any]:
+            out = self._read(process, batch, timeout, stderr_before, True)
+            self.calls += len(batch)
+            return out
+
+        self._pending = Deferred(collect)
+        return self._pending
+
+    def settle(self) -> None:
+        """Read the replies of the batch ``send_many`` left pending, if any (kept for its
+        own ``results()``): requests and replies are never interleaved."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.wait()
 
     def _exchange(
         self, batch: Sequence[tuple[str, dict[str, Any]]], timeout: float, results: bool = False
@@ -80,6 +106,11 @@ class Exchange(ReplyFaults):
         """Send *batch* and read one reply per request, in order: the replies themselves,
         or with *results* what ``call_many`` returns for each (the operation's result, or
         the ``ImplementationError`` it answered with)."""
+        process, stderr_before = self._send(batch)
+        return self._read(process, batch, timeout, stderr_before, results)
+
+    def _send(self, batch: Sequence[tuple[str, dict[str, Any]]]) -> tuple[Process, int]:
+        """Send *batch*: the process it went to, and the stderr chunks it had before."""
         process = self._process
         assert process is not None
         self._check_no_stray_reply(process, batch[0][0])
@@ -95,6 +126,17 @@ class Exchange(ReplyFaults):
                 process.send(b"".join(wire.encode_all([message for _, message in chunk])))
         except (OSError, ValueError):
             raise self._crashed(process, batch[0][0]) from None
+        return process, stderr_before
+
+    def _read(
+        self,
+        process: Process,
+        batch: Sequence[tuple[str, dict[str, Any]]],
+        timeout: float,
+        stderr_before: int,
+        results: bool,
+    ) -> list[Any]:
+        """The replies to *batch*, sent to *process*, read in order (``_exchange``)."""
         if results and not self.validate:
             return self._results(process, batch, timeout, stderr_before)
         return [

@@ -90,6 +90,7 @@ class SubprocessAdapter(Exchange):
         self._process: Process | None = None
         self._handshake: Handshake | None = None
         self._next_id = 1
+        self._pending = None
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -182,6 +183,9 @@ class SubprocessAdapter(Exchange):
 
     def close(self) -> None:
         self.closed = True
+        pending, self._pending = self._pending, None
+        if pending is not None:  # not waited for: its replies go with the process
+            pending.fail(AdapterFault("crash", f"{self.name}: the adapter is closed"))
         process, self._process = self._process, None
         if process is not None:
             process.shutdown(wire.encode(wire.request(self._take_id(), "shutdown", {})))

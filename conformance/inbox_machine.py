@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from hypothesis import strategies as st
@@ -49,7 +49,11 @@ from dsh_conformance.conformance.agent_support import (
     replay,
     text,
 )
-from dsh_conformance.conformance.read_ahead import act_then_read, read_ahead
+from dsh_conformance.conformance.read_ahead import (
+    act_then_read,
+    read_ahead,
+    reference_reads,
+)
 
 #: Every requirement a check of this machine may blame: a test that runs it cites them all.
 BLAMES: Final = (
@@ -180,8 +184,10 @@ class InboxMachine(RuleBasedStateMachine):
         self.dropped: set[int] = set()  # records without a fate when cancel/dispose ran
         self.disposed: set[int] = set()  # those of them dispose dropped
         self.ops = 0
-        # What impl answered to each read since its last other call (see ``read``).
+        # What impl answered to each read since its last other call (see ``read``), and
+        # the reference's answers to the same reads, taken while the host computed.
         self.seen: dict[str, Any] = {}
+        self.references: dict[str, Callable[[], Any]] = {}
         self.both("agent.create", id=self.agent, options=OPTIONS)
 
     # --- plumbing ------------------------------------------------------------------------
@@ -192,14 +198,14 @@ class InboxMachine(RuleBasedStateMachine):
 
     def _both(self, op: str, args: dict[str, Any], reads: tuple[str, ...]) -> Any:
         """``both``, asking impl the *reads* that follow the operation in the same batch
-        (read_ahead.act_then_read: one round trip, the same requests)."""
-        theirs = _outcome(self.oracle, op, copy.deepcopy(args))
-        self.seen.clear()
-        if reads:
-            batch = ((read, read, self.agent) for read in reads)
-            ours = act_then_read(self.impl, self.seen, op, args, batch)
-        else:
-            ours = _outcome(self.impl, op, args)
+        (read_ahead.act_then_read: one round trip, the same requests).  impl's batch is
+        sent first and read after the oracle's step: the host computes meanwhile."""
+        copied = copy.deepcopy(args)
+        batch = [(read, read, self.agent) for read in reads]
+        sent = act_then_read(self.impl, self.seen, op, args, batch)
+        theirs = _outcome(self.oracle, op, copied)
+        self.references = reference_reads(self.oracle, batch)
+        ours = sent()
         expect(
             "REF-007",
             ours == theirs,
@@ -375,11 +381,13 @@ class InboxMachine(RuleBasedStateMachine):
 
     @invariant()
     def implementations_agree(self) -> None:
-        ops = READS
-        read_ahead(self.impl, self.seen, ((op, op, self.agent) for op in ops))
-        for op in ops:
+        reads = [(op, op, self.agent) for op in READS]
+        sent = read_ahead(self.impl, self.seen, reads)
+        references = reference_reads(self.oracle, reads, self.references)
+        sent()
+        for op in READS:
             ours = self.read(op)
-            theirs = self.oracle.call(op, agent=self.agent)
+            theirs = references[op]()
             expect(
                 "REF-007",
                 ours == theirs,

@@ -23,6 +23,7 @@ invariant above is its own check and blames only the requirement it proves.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -41,7 +42,11 @@ from dsh_conformance.adapters.client import Implementation, ImplementationError
 from dsh_conformance.checks import check, expect
 from dsh_conformance.conformance import side_invariants as inv
 from dsh_conformance.conformance.js_objects import js_dumps, js_form, js_same
-from dsh_conformance.conformance.read_ahead import act_then_read, read_ahead
+from dsh_conformance.conformance.read_ahead import (
+    act_then_read,
+    read_ahead,
+    reference_reads,
+)
 from dsh_conformance.profiles import examples
 
 pytestmark = [
@@ -118,6 +123,8 @@ class SideMachine(RuleBasedStateMachine):
         # What impl answered to each read (op, agent) since its last other call (``read``),
         # and each log's js_form.
         self.seen: dict[tuple[str, str], Any] = {}
+        # The reference's answers to the reads of the last batch, taken meanwhile.
+        self.references: dict[tuple[str, str], Callable[[], Any]] = {}
         self.forms: dict[str, bytes | str] = {}
 
     # --- plumbing ------------------------------------------------------------------------
@@ -134,17 +141,17 @@ class SideMachine(RuleBasedStateMachine):
 
     def _both(self, op: str, args: dict[str, Any], last: bool) -> Any:
         before = self.all_logs()
-        self.seen.clear()
         self.forms.clear()
-        outcomes: list[tuple[str, Any]] = []
-        if last:
-            reads = (((read, aid), read, aid) for aid in self.tags for read in READS)
-            outcomes.append(act_then_read(self.impl, self.seen, op, args, reads))
-        for target in self.targets[len(outcomes) :]:
-            try:
-                outcomes.append(("ok", target.call(op, **args)))
-            except ImplementationError as exc:
-                outcomes.append(("error", exc.code))
+        reads = [((read, aid), read, aid) for aid in self.tags for read in READS if last]
+        # impl's batch goes first and is read once the reference has taken its step and
+        # its reads: the host computes meanwhile (D-507).
+        sent = act_then_read(self.impl, self.seen, op, args, reads)
+        try:
+            theirs: tuple[str, Any] = ("ok", self.targets[1].call(op, **args))
+        except ImplementationError as exc:
+            theirs = ("error", exc.code)
+        self.references = reference_reads(self.targets[1], reads)
+        outcomes = [sent(), theirs]
         expect(
             "REF-008",
             outcomes[0] == outcomes[1],
@@ -165,7 +172,7 @@ class SideMachine(RuleBasedStateMachine):
         return value
 
     def all_logs(self) -> dict[str, bytes | str]:
-        read_ahead(self.impl, self.seen, (((LOG, a), LOG, a) for a in self.tags))
+        read_ahead(self.impl, self.seen, (((LOG, a), LOG, a) for a in self.tags))()
         out = {}
         for a in self.tags:
             if a not in self.forms:
@@ -428,18 +435,20 @@ class SideMachine(RuleBasedStateMachine):
 
     @invariant()
     def lockstep(self) -> None:
-        ops = READS
-        read_ahead(self.impl, self.seen, (((op, aid), op, aid) for aid in self.tags for op in ops))
-        for aid in self.tags:
-            for op in ops:
-                a, b = self.read(op, aid), self.targets[1].call(op, agent=aid)
-                expect(
-                    "REF-008",
-                    js_same(a, b),
-                    f"{op} of {aid!r} differs from the reference model",
-                    ours=a,
-                    reference=b,
-                )
+        reads = [((op, aid), op, aid) for aid in self.tags for op in READS]
+        sent = read_ahead(self.impl, self.seen, reads)
+        # The reference's reads are taken while the host answers impl's.
+        references = reference_reads(self.targets[1], reads, self.references)
+        sent()
+        for key, op, aid in reads:
+            a, b = self.read(op, aid), references[key]()
+            expect(
+                "REF-008",
+                js_same(a, b),
+                f"{op} of {aid!r} differs from the reference model",
+                ours=a,
+                reference=b,
+            )
 
     @invariant()
     def children_keep_their_seed_and_framing(self) -> None:

@@ -44,7 +44,7 @@ def test_missing_reads_go_in_one_batch_and_errors_are_left_to_the_machine() -> N
     impl = Implementation(adapter, validate=False)
     seen: dict[tuple[str, str], Any] = {("agent.log", "a"): "already read"}
     reads = [((op, aid), op, aid) for aid in ("a", "b") for op in ("agent.log", "agent.state")]
-    read_ahead(impl, seen, reads)
+    read_ahead(impl, seen, reads)()
     assert adapter.batches == [["agent.state", "agent.log", "agent.state"]]
     assert seen == {
         ("agent.log", "a"): "already read",
@@ -56,8 +56,10 @@ def test_missing_reads_go_in_one_batch_and_errors_are_left_to_the_machine() -> N
 def test_one_missing_read_is_left_to_the_machine() -> None:
     adapter = _Counting()
     seen: dict[str, Any] = {"agent.log": 1}
-    read_ahead(Implementation(adapter, validate=False), seen, [("agent.log", "agent.log", "a")])
-    read_ahead(Implementation(adapter, validate=False), seen, [("agent.state", "agent.state", "a")])
+    read_ahead(Implementation(adapter, validate=False), seen, [("agent.log", "agent.log", "a")])()
+    read_ahead(
+        Implementation(adapter, validate=False), seen, [("agent.state", "agent.state", "a")]
+    )()
     assert adapter.batches == []
     assert seen == {"agent.log": 1}
 
@@ -67,7 +69,7 @@ def test_an_operation_and_the_reads_after_it_go_in_one_batch_operation_first() -
     impl = Implementation(adapter, validate=False)
     seen: dict[tuple[str, str], Any] = {("agent.log", "a"): "before the step"}
     reads = [((op, aid), op, aid) for aid in ("a", "b") for op in ("agent.log", "agent.state")]
-    outcome = act_then_read(impl, seen, "agent.step", {"agent": "a"}, reads)
+    outcome = act_then_read(impl, seen, "agent.step", {"agent": "a"}, reads)()
     assert outcome == ("ok", {"op": "agent.step", "agent": "a"})
     assert adapter.batches == [
         ["agent.step", "agent.log", "agent.state", "agent.log", "agent.state"]
@@ -84,6 +86,6 @@ def test_an_operation_that_fails_is_its_error_code() -> None:
     impl = Implementation(_Counting(), validate=False)
     outcome = act_then_read(
         impl, seen, "agent.fail", {"agent": "a"}, [("agent.log", "agent.log", "a")]
-    )
+    )()
     assert outcome == ("error", "DSH_AGENT_DISPOSED")
     assert seen == {"agent.log": {"op": "agent.log", "agent": "a"}}

@@ -28,6 +28,7 @@ from dsh_conformance.adapters.contract import (
     ImplementationError,
     call_each,
 )
+from dsh_conformance.adapters.pending import Deferred, send_many
 
 #: Restarts per test that shrinking a crash may take without charge to the budget.
 SHRINK_RESTARTS: Final = 25
@@ -109,19 +110,36 @@ class FaultGuard:
         return result
 
     def call_many(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> list[Any]:
-        many = getattr(self.adapter, "call_many", None)
-        if many is None:
-            return call_each(self.call, calls)
+        return self.send_many(calls).results()
+
+    def send_many(self, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> Deferred:
+        """*calls* sent now, read later (adapters/pending.py): a fault is noted when it
+        surfaces, at the send or at the read, as ``call_many``'s is."""
+        if not hasattr(self.adapter, "send_many") and not hasattr(self.adapter, "call_many"):
+            return Deferred.answered(call_each(self.call, calls))
         if self.fault is not None:
             raise AdapterFault(self.fault.kind, self.fault.message, self.fault.code)
+        self.calls += len(calls)
         try:
-            result: list[Any] = many(calls)
+            pending = send_many(self.adapter, calls)
         except AdapterFault as exc:
-            if self._faulted(exc, calls):
-                self.fault = exc
+            self._fault_of(exc, calls)
             raise
-        self._answered = True
-        return result
+
+        def read() -> list[Any]:
+            try:
+                result = pending.results()
+            except AdapterFault as exc:
+                self._fault_of(exc, calls)
+                raise
+            self._answered = True
+            return result
+
+        return Deferred(read)
+
+    def _fault_of(self, exc: AdapterFault, calls: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
+        if self._faulted(exc, calls):
+            self.fault = exc
 
     def close(self) -> None:
         self.adapter.close()
