@@ -56,4 +56,4 @@ def test_program(impl: Implementation, oracle: Implementation, case: dict[str, A
                 check(machine)
             except AssertionError as exc:
                 raise AssertionError(f"after step {number} {step}: {exc}") from exc
-        machine.teardown()  # type: ignore[no-untyped-call]
+        machine.teardown()  # type: ignore[no-untyped-call, unused-ignore]

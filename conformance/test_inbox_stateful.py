@@ -8,6 +8,8 @@ case with ``python tools/add_inbox_regression.py`` (conformance/cases/inbox_regr
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis.stateful import run_state_machine_as_test
@@ -43,13 +45,13 @@ SETTINGS = settings(
     *BLAMES,
 )
 def test_inbox_ownership_state_machine(impl: Implementation, oracle: Implementation) -> None:
-    run_state_machine_as_test(  # type: ignore[no-untyped-call]
-        lambda: InboxMachine(impl, oracle, prefix=False), settings=SETTINGS
+    run_state_machine_as_test(  # type: ignore[no-untyped-call, unused-ignore]
+        cast(Any, lambda: InboxMachine(impl, oracle, prefix=False)), settings=SETTINGS
     )
 
 
 @pytest.mark.req("ENV-050", "ENV-053", "ENV-055", "ENV-059", "ENV-060", "ENV-062", *BLAMES)
 def test_inbox_placement_state_machine(impl: Implementation, oracle: Implementation) -> None:
-    run_state_machine_as_test(  # type: ignore[no-untyped-call]
-        lambda: InboxMachine(impl, oracle, prefix=True), settings=SETTINGS
+    run_state_machine_as_test(  # type: ignore[no-untyped-call, unused-ignore]
+        cast(Any, lambda: InboxMachine(impl, oracle, prefix=True)), settings=SETTINGS
     )
