@@ -28,7 +28,7 @@ from dsh_conformance.adapters.reference import ReferenceAdapter
 from dsh_conformance.conformance import scenario_programs, side_scenario_programs
 from dsh_conformance.conformance.casefiles import cases
 from dsh_conformance.conformance.strategies import json_values
-from dsh_conformance.model import jsstr, scenario, side_scenario
+from dsh_conformance.model import jsstr, scenario_script, side_scenario
 from dsh_conformance.model.errors import DshError
 from dsh_conformance.spec import compiled as compiled_module
 from dsh_conformance.spec.compiled import MAX_DEPTH, Compiled, plain_json
@@ -172,7 +172,7 @@ def test_scripts_are_judged_as_jsonschema_judges_them(data: st.DataObject) -> No
     module, strategy = data.draw(
         st.sampled_from(
             [
-                (scenario, scenario_programs.scripts()),
+                (scenario_script, scenario_programs.scripts()),
                 (side_scenario, side_scenario_programs.scripts()),
             ]
         )
@@ -274,7 +274,7 @@ def test_the_accelerator_agrees_with_plain_json(value: Any) -> None:
 
 def test_each_schema_is_compiled_once_per_process() -> None:
     assert results._validator("uri.encode") is results._validator("uri.encode")
-    assert scenario._validator() is scenario._validator()
+    assert scenario_script._validator() is scenario_script._validator()
 
 
 @pytest.mark.skipif(jsstr._FAST is None, reason="the C accelerator is not built")
