@@ -4,9 +4,13 @@ speed the reports claim is the speed CI measured)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 
 import pytest
+
+from dsh_conformance.model import jsstr
 
 try:
     from dsh_conformance.model import _jsfast
@@ -17,3 +21,14 @@ needs_extension = pytest.mark.skipif(
     _jsfast is None and os.environ.get("CI", "") in ("", "false", "0"),
     reason="the C accelerator is not built here (a C compiler is needed; CI requires it)",
 )
+
+
+@contextlib.contextmanager
+def jsstr_path(fast: bool) -> Iterator[None]:
+    """jsstr on the accelerated path (even under DSH_CONFORMANCE_PURE=1), or the pure one,
+    for the duration of the block."""
+    saved, jsstr._FAST = jsstr._FAST, (_jsfast if fast else None)
+    try:
+        yield
+    finally:
+        jsstr._FAST = saved

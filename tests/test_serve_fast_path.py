@@ -16,7 +16,6 @@ import contextlib
 import io
 import json
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -30,19 +29,9 @@ from dsh_conformance.conformance.strategies import js_strings, json_values
 from dsh_conformance.model import jsstr
 
 sys.path.insert(0, str(Path(__file__).parent))
-from extension_kit import _jsfast, needs_extension
+from extension_kit import jsstr_path, needs_extension
 
 pytestmark = needs_extension
-
-
-@contextlib.contextmanager
-def _path(fast: bool) -> Iterator[None]:
-    """The accelerated path (even under DSH_CONFORMANCE_PURE=1), or the pure one."""
-    saved, jsstr._FAST = jsstr._FAST, (_jsfast if fast else None)
-    try:
-        yield
-    finally:
-        jsstr._FAST = saved
 
 
 OPS = ("uri.encode", "uri.decode", "mention.parse", "mention.format", "json.tagSafe", "no.such")
@@ -50,7 +39,7 @@ OPS = ("uri.encode", "uri.decode", "mention.parse", "mention.format", "json.tagS
 
 def _replies(lines: list[bytes], fast: bool) -> tuple[list[bytes], bool]:
     """The served model's replies to *lines* (one read) on one path, and whether it runs on."""
-    with _path(fast):
+    with jsstr_path(fast):
         server = serve.Server(ReferenceAdapter(), stdout=io.BytesIO())
         server.handle_lines(lines)
         return server.pending, server.running
@@ -185,7 +174,7 @@ def test_replies_orjson_cannot_write_are_spelled_as_json_stringify_does(
             calls.append(op)
             return result
 
-    with _path(fast):
+    with jsstr_path(fast):
         server = serve.Server(Counting(), stdout=io.BytesIO())
         server.handle_lines([b'{"id":7,"op":"any.op","args":{}}'])
     assert calls == ["any.op"]
@@ -226,7 +215,7 @@ def test_a_run_answered_in_one_pass_is_the_line_by_line_answer(
         jsstr.stringify_bytes({"id": id_, "op": op, "args": arguments})
         for id_, op, arguments in requests
     ]
-    with _path(True):
+    with jsstr_path(True):
         batched = serve.Server(ReferenceAdapter(), stdout=io.BytesIO())
         batched.handle_lines(lines)
         each = _LineByLine(ReferenceAdapter(), stdout=io.BytesIO())
@@ -269,9 +258,9 @@ def test_the_harness_writes_a_batch_as_wire_encode_does(
 
     batch = [(op, {"id": id_, "op": op, "args": arguments}) for id_, op, arguments in requests]
     messages = [message for _, message in batch]
-    with _path(True):
+    with jsstr_path(True):
         fast = wire.encode_all(messages)
-    with _path(False):
+    with jsstr_path(False):
         assert fast == wire.encode_all(messages) == [wire.encode(m) for m in messages]
 
 
@@ -363,7 +352,7 @@ def _exchange_outcome(lines: list[bytes | tuple[str, bytes]], fast: bool) -> obj
     adapter._process = Process()  # type: ignore[assignment]
     batch = [("op", {"id": id_, "op": "op", "args": {}}) for id_ in range(1, len(lines) + 1)]
     try:
-        with _path(fast):
+        with jsstr_path(fast):
             out = adapter._exchange(batch, 1.0, results=True)
     except AdapterFault as exc:
         return ("fault", exc.kind, exc.message, exc.code)
@@ -429,7 +418,7 @@ def test_replies_encoded_together_are_the_replies_line_by_line(
     ]
     answers = []
     for cls in (serve.Server, _LineByLine):
-        with _path(fast):
+        with jsstr_path(fast):
             server = cls(_Unwritable(), stdout=io.BytesIO())
             server.handle_lines(lines)
             answers.append((server.pending, server.running))

@@ -10,9 +10,7 @@ on the accelerated and the pure path, and everything else must still hand off to
 
 from __future__ import annotations
 
-import contextlib
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +24,7 @@ from dsh_conformance.model import jsstr
 
 sys.path.insert(0, str(Path(__file__).parent))
 import slow_forms
-from extension_kit import _jsfast
+from extension_kit import _jsfast, jsstr_path
 
 #: Keys around the array-index rule: indices, near misses (leading zero, 2**32 - 1, too
 #: long, a sign, a Unicode digit), ordinary keys, a lone surrogate.
@@ -81,15 +79,6 @@ values = st.recursive(
 )
 
 
-@contextlib.contextmanager
-def _path(fast: bool) -> Iterator[None]:
-    saved, jsstr._FAST = jsstr._FAST, (_jsfast if fast else None)
-    try:
-        yield
-    finally:
-        jsstr._FAST = saved
-
-
 def _paths() -> list[bool]:
     return [True, False] if _jsfast is not None else [False]
 
@@ -130,7 +119,7 @@ def test_stringify_is_json_stringify_on_both_paths(value: object) -> None:
     if expected is None:
         return
     for fast in _paths():
-        with _path(fast):
+        with jsstr_path(fast):
             assert jsstr.stringify_bytes(value, b"\n") == expected + b"\n"
             assert jsstr.stringify_bytes(value) == expected
             assert jsstr.stringify(value).encode("utf-8") == expected
@@ -178,6 +167,6 @@ def test_the_wire_writes_replies_as_json_stringify(replies: list[dict[str, Any]]
     """``wire.encode_all`` and ``wire.encode`` (what the served model writes) on both paths."""
     expected = [_slow(reply) + b"\n" for reply in replies]  # type: ignore[operator]
     for fast in _paths():
-        with _path(fast):
+        with jsstr_path(fast):
             assert wire.encode_all(replies) == expected
             assert [wire.encode(reply) for reply in replies] == expected
