@@ -40,12 +40,16 @@ NOT_AT_START = (
     "argparse",
 )
 
-#: Serve the reference model on stdin, then list which of those it imported.
+#: Serve the reference model on stdin, then list which of those it imported.  Modules
+#: the interpreter already held before the first project import (a site ``.pth`` file
+#: may load tempfile and zipfile, as CI's does) are the environment's, not the model's.
 SERVED = (
-    "import json, sys\n"
+    "import sys\n"
+    "before = set(sys.modules)\n"
+    "import json\n"
     "from dsh_conformance.adapters import serve\n"
     "status = serve.main([])\n"
-    f"loaded = sorted(m for m in sys.modules if m in {NOT_AT_START!r})\n"
+    f"loaded = sorted(m for m in sys.modules if m in {NOT_AT_START!r} and m not in before)\n"
     "print(json.dumps(loaded), file=sys.stderr)\n"
     "raise SystemExit(status)\n"
 )
