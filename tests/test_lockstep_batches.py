@@ -9,11 +9,11 @@ Keeps: any order of the reads within a batch (none changes state).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from hypothesis import HealthCheck, settings
-from hypothesis.stateful import run_state_machine_as_test
+from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.adapters.contract import call_each
@@ -48,14 +48,13 @@ class _Recording(ReferenceAdapter):
         return call_each(super().call, calls)
 
 
-def test_an_operation_leads_its_batch_and_no_read_is_asked_twice_between_operations() -> None:
-    host = _Recording()
-    impl = Implementation(host, validate=False)
-    oracle = Implementation(ReferenceAdapter(), validate=False)
+def run_lockstep(machine: Callable[[], RuleBasedStateMachine], max_examples: int) -> None:
+    """Run *machine* on the same programs every time (derandomized, no database), so a
+    test can read what the hosts were asked in a fixed order."""
     run_state_machine_as_test(  # type: ignore[no-untyped-call]
-        lambda: InboxMachine(impl, oracle),
+        machine,
         settings=settings(
-            max_examples=8,
+            max_examples=max_examples,
             stateful_step_count=12,
             deadline=None,
             database=None,
@@ -63,6 +62,13 @@ def test_an_operation_leads_its_batch_and_no_read_is_asked_twice_between_operati
             suppress_health_check=list(HealthCheck),
         ),
     )
+
+
+def test_an_operation_leads_its_batch_and_no_read_is_asked_twice_between_operations() -> None:
+    host = _Recording()
+    impl = Implementation(host, validate=False)
+    oracle = Implementation(ReferenceAdapter(), validate=False)
+    run_lockstep(lambda: InboxMachine(impl, oracle), max_examples=8)
     asked: set[tuple[str, str]] = set()
     shared = 0
     for batch in host.batches:

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
-from hypothesis.stateful import RuleBasedStateMachine, run_state_machine_as_test
+from hypothesis.stateful import RuleBasedStateMachine
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.adapters.contract import call_each
@@ -28,6 +29,9 @@ from dsh_conformance.adapters.reference import ReferenceAdapter
 from dsh_conformance.conformance import inbox_machine
 from dsh_conformance.conformance.inbox_machine import InboxMachine
 from dsh_conformance.conformance.test_side_stateful import SideMachine
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_lockstep_batches import run_lockstep
 
 READS = frozenset({"agent.log", "agent.requests", "agent.notifications", "agent.state"})
 READS |= {"agent.submissions", "agent.system"}
@@ -77,17 +81,7 @@ def _run(machine: Machine, later: bool) -> Log:
     log: Log = []
     impl = Implementation(_Host(log, later), validate=False)
     oracle = Implementation(_Oracle(log), validate=False)
-    run_state_machine_as_test(  # type: ignore[no-untyped-call]
-        lambda: machine(impl, oracle),
-        settings=settings(
-            max_examples=6,
-            stateful_step_count=12,
-            deadline=None,
-            database=None,
-            derandomize=True,
-            suppress_health_check=list(HealthCheck),
-        ),
-    )
+    run_lockstep(lambda: machine(impl, oracle), max_examples=6)
     return log
 
 
