@@ -40,6 +40,8 @@ EOF: Final = ("eof", b"")
 HANDLED_SIGNALS: Final = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
 #: Reads of stderr one drain makes at most (64 KiB each).
 _DRAIN_READS: Final = 4
+#: Seconds a reply is polled for before the wait blocks in ``select`` (D-537).
+SPIN: Final = 50e-6
 
 
 class Process:
@@ -192,6 +194,18 @@ class Process:
         signal delivered to another thread still interrupts it within one slice."""
         if self.lines:
             return self.lines.popleft()
+        if not self._outgoing:
+            # Most replies to a small request come within tens of microseconds.  A thread
+            # asleep in select is woken by the host's write, and on a virtual machine whose
+            # idle core halts that wake-up costs as much again as the reply; polled for a
+            # moment first, the reply is read by a thread still running (D-537).
+            spin_until = time.perf_counter() + SPIN
+            while True:
+                self._read()
+                if self.lines:
+                    return self.lines.popleft()
+                if time.perf_counter() >= spin_until:
+                    break
         deadline = time.monotonic() + timeout
         while True:
             remaining = deadline - time.monotonic()

@@ -50,6 +50,12 @@ __all__ = [
     "SubprocessAdapter",
 ]
 
+#: What a line on stdout before the handshake reply is told (the reply must come first).
+_BEFORE = (
+    "stdout before the handshake: the first line on stdout must be the handshake "
+    "reply (write logs to stderr); got: "
+)
+
 #: The names this module had before the transport was split (tests read them here).
 _Process = Process
 _EOF = EOF
@@ -91,6 +97,8 @@ class SubprocessAdapter(Exchange):
         self._handshake: Handshake | None = None
         self._next_id = 1
         self._pending = None
+        #: The handshake request ``launch`` sent and the stderr chunks before it.
+        self._launched: tuple[dict[str, Any], int] | None = None
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -99,6 +107,33 @@ class SubprocessAdapter(Exchange):
             self._start()
         assert self._handshake is not None
         return self._handshake
+
+    def launch(self) -> None:
+        """Start the process and send its handshake now, and read the reply later (D-537):
+        the implementation starts up while the harness is still importing and collecting,
+        and the first ``handshake()`` or call reads the reply with every usual check.  A
+        no-op once started; a process that cannot start raises ``AdapterFault`` here."""
+        if self._process is None and self._handshake is None and not self.closed:
+            self._spawn()
+
+    def _spawn(self) -> None:
+        """Start the process and send the first handshake request (read by ``_start``)."""
+        # The harness end allocates and frees a buffer per line too (orjson's output):
+        # with glibc's default trim threshold that is a page fault per request, which
+        # made this end the pipeline's slower half (adapters/heap.py).
+        keep_heap()
+        process = Process(self.argv, self.cwd, self.env, self.max_reply_bytes)
+        self._process = process
+        process.poll()
+        if process.lines and process.lines[0] != EOF:  # a log line, most often
+            event = process.lines.popleft()
+            line = event if isinstance(event, bytes) else event[1]
+            self._drop()
+            shown = wire.printable(line[:200].decode("utf-8", "replace"), keep_newlines=False)
+            raise AdapterFault("protocol", f"{self.name}: {_BEFORE}{shown}")
+        request = wire.handshake_request(0)
+        _, stderr_before = self._send([("handshake", request)])
+        self._launched = (request, stderr_before)
 
     def _start(self) -> None:
         if self._handshake is not None:
@@ -109,27 +144,18 @@ class SubprocessAdapter(Exchange):
                     "the implementation keeps failing, so the remaining calls are not sent",
                 )
             self.restarts += 1
-        # The harness end allocates and frees a buffer per line too (orjson's output):
-        # with glibc's default trim threshold that is a page fault per request, which
-        # made this end the pipeline's slower half (adapters/heap.py).
-        keep_heap()
-        process = Process(self.argv, self.cwd, self.env, self.max_reply_bytes)
-        self._process = process
-        request = wire.handshake_request(0)
+        if self._launched is None or self._process is None:
+            self._spawn()
+        assert self._launched is not None
+        assert self._process is not None
+        (request, stderr_before), self._launched = self._launched, None
+        process = self._process
         # Built directly, starting a runtime gets at least 30 s; the CLI and the pytest
         # plugin always set startup_timeout from --timeout / --handshake-timeout (D-311).
         startup = self.startup_timeout or max(self.timeout, 30.0)
-        before = "stdout before the handshake: the first line on stdout must be the handshake "
-        before += "reply (write logs to stderr); got: "
-        process.poll()
-        if process.lines and process.lines[0] != EOF:  # a log line, most often
-            event = process.lines.popleft()
-            line = event if isinstance(event, bytes) else event[1]
-            self._drop()
-            shown = wire.printable(line[:200].decode("utf-8", "replace"), keep_newlines=False)
-            raise AdapterFault("protocol", f"{self.name}: {before}{shown}")
         try:
-            reply = self._exchange([("handshake", request)], startup)[0]
+            first = [("handshake", request)]
+            reply = self._read(process, first, startup, stderr_before, False)[0]
             # Negotiation (D-291): an adapter that refuses the newest version is offered
             # each older one the harness still runs, on the same process.
             for older in SUPPORTED_PROTOCOLS[1:]:
@@ -141,7 +167,7 @@ class SubprocessAdapter(Exchange):
             if exc.kind not in ("garbage", "protocol"):
                 raise
             detail = exc.message.removeprefix(self.name + ": ")
-            raise AdapterFault("protocol", f"{self.name}: {before}{detail}") from None
+            raise AdapterFault("protocol", f"{self.name}: {_BEFORE}{detail}") from None
         if "error" in reply:
             self._drop()
             error = reply["error"]
@@ -187,12 +213,14 @@ class SubprocessAdapter(Exchange):
         if pending is not None:  # not waited for: its replies go with the process
             pending.fail(AdapterFault("crash", f"{self.name}: the adapter is closed"))
         process, self._process = self._process, None
+        self._launched = None
         if process is not None:
             process.shutdown(wire.encode(wire.request(self._take_id(), "shutdown", {})))
 
     def _drop(self) -> None:
         """Kill the current process; the next call starts a fresh one."""
         process, self._process = self._process, None
+        self._launched = None
         if process is not None:
             process.kill()
 

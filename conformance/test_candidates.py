@@ -2,10 +2,9 @@
 
 Seed checks (HOST-002..HOST-005) state the note's sentences: title matches, another way
 to match a query, another tie order, the target listed, another escape spelling or
-cancellation code pass them.  The decisions' pins are
-checked apart: id/cwd-only filtering HOST-011 (D-48), order HOST-009 (D-49), empty and
-non-string titles HOST-012 (D-50), the \\xHH spelling HOST-013 (D-51), codes HOST-014/
-HOST-009 (D-52).
+cancellation code pass them.  The decisions' pins are checked apart: id/cwd-only
+filtering HOST-011 (D-48), order HOST-009 (D-49), empty and non-string titles HOST-012
+(D-50), the \\xHH spelling HOST-013 (D-51), codes HOST-014/HOST-009 (D-52).
 """
 
 from __future__ import annotations
@@ -21,6 +20,7 @@ from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.checks import check, expect, expect_equal, expect_error
+from dsh_conformance.conformance.side_by_side import both
 from dsh_conformance.conformance.strategies import js_strings
 
 #: Generation of whole session logs is legitimately slow on a loaded CI machine.
@@ -331,10 +331,5 @@ def test_matches_reference_model(
     if cwd is not None:
         target["cwd"] = cwd
     args = {"target": target, "sessions": sessions, "query": query}
-    expect_equal(
-        "REF-006",
-        impl.call("candidates.list", **args),
-        oracle.call("candidates.list", **args),
-        what="candidates",
-        **args,
-    )
+    got, want = both(impl, oracle, "candidates.list", args)
+    expect_equal("REF-006", got, want, what="candidates", **args)

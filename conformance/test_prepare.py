@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.checks import check, expect, expect_equal, review
-from dsh_conformance.conformance import fixed_examples
+from dsh_conformance.conformance import fixed_examples, side_by_side
 from dsh_conformance.conformance.preparation_oracles import (
     CLOSE,
     OPEN,
@@ -1123,6 +1123,5 @@ def test_matches_reference_model(
     if code is not None:
         expect_equal("REF-005", impl.error_code("prepare", **call), code, what="error code")
     else:
-        expect_equal(
-            "REF-005", impl.call("prepare", **call), oracle.call("prepare", **call), what="result"
-        )
+        got, want = side_by_side.both(impl, oracle, "prepare", call)
+        expect_equal("REF-005", got, want, what="result")

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.checks import check, expect, expect_equal, fail
-from dsh_conformance.conformance import fixed_examples
+from dsh_conformance.conformance import fixed_examples, side_by_side
 from dsh_conformance.conformance.preparation_oracles import (
     NOTICE,
     cuts_of,
@@ -842,12 +842,8 @@ def test_matches_reference_model_byte_for_byte(
     if code is not None:
         expect_equal("REF-004", impl.error_code("retention.retain", **args), code, what="code")
     else:
-        expect_equal(
-            "REF-004",
-            impl.call("retention.retain", **args),
-            oracle.call("retention.retain", **args),
-            what="retained source",
-        )
+        got, want = side_by_side.both(impl, oracle, "retention.retain", args)
+        expect_equal("REF-004", got, want, what="retained source")
 
 
 @pytest.mark.req("RET-006", "RET-011")

@@ -17,7 +17,7 @@ from hypothesis import given, note
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.checks import expect_equal
-from dsh_conformance.conformance import own_records
+from dsh_conformance.conformance import own_records, side_by_side
 from dsh_conformance.conformance import scenario_observed as seen
 from dsh_conformance.conformance import scenario_oracle as oracle_checks
 from dsh_conformance.conformance.scenario_oracle import PROMPT_EVENTS, records
@@ -187,8 +187,8 @@ def test_the_reference_model_agrees(
     and where a step's hook saw the log (``logLength``), and error messages.  Counts only
     for the reference profile (docs/scenario.md: a real loop is not expected to pass it)."""
     note(replayable(script))
-    got = comparable(impl.call("scenario.run", **script))  # as returned (D-444)
-    want = comparable(oracle.call("scenario.run", **script))
+    answers = side_by_side.both(impl, oracle, "scenario.run", script)
+    got, want = map(comparable, answers)  # as returned (D-444)
     for key in ("requests", "log", "steps", "status"):
         expect_equal("REF-007", got[key], want[key], what=key, script=replayable(script))
 

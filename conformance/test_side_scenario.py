@@ -19,7 +19,7 @@ from hypothesis import example, given, note
 
 from dsh_conformance.adapters.client import Implementation
 from dsh_conformance.checks import check, expect, expect_equal, review
-from dsh_conformance.conformance import own_records
+from dsh_conformance.conformance import own_records, side_by_side
 from dsh_conformance.conformance import side_scenario_checks as checks
 from dsh_conformance.conformance.side_invariants import framing_meaning_problems
 from dsh_conformance.conformance.side_scenario_programs import (
@@ -227,7 +227,7 @@ def test_the_reference_model_agrees(
     depends on it."""
     script = build(plan)
     note(replayable(script))
-    got = comparable(impl.call("side.scenario.run", **script))  # as returned (D-444)
-    want = comparable(oracle.call("side.scenario.run", **script))
+    answers = side_by_side.both(impl, oracle, "side.scenario.run", script)
+    got, want = map(comparable, answers)  # as returned (D-444)
     for key in ("parent", "child", "steps"):
         expect_equal("REF-008", got.get(key), want.get(key), what=key, script=replayable(script))

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Final
 
 import pytest
 
+from dsh_conformance.early_start import EARLY_KEY
+
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
@@ -110,7 +112,10 @@ def implementation(config: pytest.Config) -> Implementation:
 
         options = of_config(config)
         name = options.adapter
-        adapter = resolve(name)
+        early = config.stash.get(EARLY_KEY, None)  # launched by the CLI (D-537)
+        adapter = early.take(name) if early is not None else None
+        if adapter is None:
+            adapter = resolve(name)
         timeout = options.timeout
         if timeout is not None and hasattr(adapter, "timeout"):
             adapter.timeout = float(timeout)

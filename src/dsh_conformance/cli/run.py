@@ -333,9 +333,17 @@ def _run(options: RunOptions, record: Path, log: Path | None, err: Any, verbose:
     older protocol's missed tests at the top (D-292)."""
     from dsh_conformance import runner
     from dsh_conformance.cli.progress import Progress, WorkerTotal
+    from dsh_conformance.early_start import EarlyStart
     from dsh_conformance.protocol_versions import RunNotice
 
     progress = Progress(err, verbose=verbose)
     plugins: list[Any] = [progress] + ([WorkerTotal(progress)] if options.workers else [])
     plugins.append(RunNotice())
-    return runner.run(options, record, plugins=plugins, log=log)
+    early = None if options.workers else EarlyStart.launch(options.adapter)  # D-537
+    if early is not None:
+        plugins.append(early)
+    try:
+        return runner.run(options, record, plugins=plugins, log=log)
+    finally:
+        if early is not None:
+            early.close_unused()
