@@ -282,3 +282,31 @@ def test_each_schema_is_compiled_once_per_process() -> None:
 def test_the_accelerator_checks_its_limit(limit: Any) -> None:
     with pytest.raises((TypeError, ValueError)):
         jsstr._FAST.exact_json([], limit)
+
+
+def test_the_catalog_is_judged_alike_compiled_or_not() -> None:
+    """``load_catalog`` validates the TOML catalog compiled (D-537): the real catalog and
+    broken copies of it get the same answer and the same errors from both validators."""
+    import copy
+
+    from dsh_conformance.spec import raw_catalog, schema
+
+    compiled = Compiled(schema("catalog.json"))
+    raw = raw_catalog()
+    assert compiled.is_valid(raw)
+    assert compiled.slow.is_valid(raw)
+    assert list(compiled.iter_errors(raw)) == []
+    broken: list[dict[str, Any]] = []
+    for key, damage in (("level", "MUSTN'T"), ("id", 7), ("quote", None)):
+        copied = copy.deepcopy(raw)
+        copied["requirement"][0][key] = damage
+        broken.append(copied)
+    missing = copy.deepcopy(raw)
+    del missing["decision"][0]["title"]
+    broken.append(missing)
+    for value in broken:
+        assert not compiled.is_valid(value)
+        words = sorted(e.message for e in compiled.iter_errors(value))
+        assert words == sorted(e.message for e in compiled.slow.iter_errors(value))
+        assert words
+    assert raw == raw_catalog()  # the shared parse was not changed by the copies
