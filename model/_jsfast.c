@@ -1,8 +1,9 @@
 /*
  * Optional accelerator for model/jsstr.py: the few JavaScript-string scans and the URI
- * payload codec that CPython cannot do at C speed in a handful of calls; and two walks of
- * JSON values (D-501): spec/compiled.py's plain_json and model/frozen.py's thaw, each with
- * its pure-Python twin beside its caller.
+ * payload codec that CPython cannot do at C speed in a handful of calls; two walks of
+ * JSON values (D-501): spec/compiled.py's plain_json and model/frozen.py's thaw; and
+ * projection's pass over a snapshot's events (D-538): model/snapshot.py's
+ * _plain_projection; each with its pure-Python twin beside its caller.
  *
  * Every function here is a pure function of its arguments (strings, and integers for
  * find) with a pure-Python twin in jsstr.py that gives the same result on every input,
@@ -828,6 +829,174 @@ fast_thaw(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return thaw(args[0], frozen, data_offset(frozen), 0);
 }
 
+/* ---- projection's one pass over a snapshot's events (snapshot._plain_projection) ---- */
+
+/* The names the pass reads, interned at module init. */
+static PyObject *K_TYPE, *K_SEQ, *K_TIME, *K_DATA, *K_SURFACE_OP, *V_APPEND, *T_ASSISTANT,
+    *T_USER, *T_STEERING, *K_INTERRUPTED, *K_SOURCE, *K_KIND, *V_USER, *K_ENVELOPE,
+    *K_CONTENT, *K_TEXT, *R_ASSISTANT;
+
+#define MAX_SAFE_INTEGER 9007199254740991LL
+
+/* 1 when o is an exact str equal to the interned name; never an error (exact strs only). */
+static int
+is_name(PyObject *o, PyObject *name)
+{
+    return o != NULL && PyUnicode_CheckExact(o) &&
+           (o == name || PyUnicode_Compare(o, name) == 0);
+}
+
+/* 1 when o is an exact int with 0 <= o <= 2**53 - 1. */
+static int
+is_safe_index(PyObject *o)
+{
+    if (!PyLong_CheckExact(o))
+        return 0;
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+    if (v == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    return !overflow && v >= 0 && v <= MAX_SAFE_INTEGER;
+}
+
+/* 1 when every key of the exact dict d is an exact str: only then is a lookup in d known
+ * to run no Python code (a key's own __eq__ is never called). */
+static int
+str_keys(PyObject *d)
+{
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(d, &pos, &key, &value))
+        if (!PyUnicode_CheckExact(key))
+            return 0;
+    return 1;
+}
+
+/* d[key] for an exact dict of exact-str keys (borrowed, NULL when absent). */
+static PyObject *
+get(PyObject *d, PyObject *key)
+{
+    PyObject *v = PyDict_GetItemWithError(d, key);
+    if (v == NULL)
+        PyErr_Clear(); /* str keys: absent, never an error */
+    return v;
+}
+
+/* The (role, text, length) tuple of _one_text_block's shape, a new reference; NULL with
+ * no error set when the message is of another shape (the caller keeps (type, data)),
+ * NULL with an error set on a memory error. */
+static PyObject *
+one_text_block(PyObject *data, int assistant)
+{
+    if (!str_keys(data))
+        return NULL;
+    PyObject *role = assistant ? R_ASSISTANT : V_USER;
+    if (assistant) {
+        if (get(data, K_INTERRUPTED) == Py_True)
+            return NULL;
+    }
+    else {
+        PyObject *source = get(data, K_SOURCE);
+        if (source == NULL || !PyDict_CheckExact(source) || !str_keys(source) ||
+            !is_name(get(source, K_KIND), V_USER) || get(data, K_ENVELOPE) != NULL)
+            return NULL;
+    }
+    PyObject *blocks = get(data, K_CONTENT);
+    if (blocks == NULL || !PyList_CheckExact(blocks) || PyList_GET_SIZE(blocks) != 1)
+        return NULL;
+    PyObject *block = PyList_GET_ITEM(blocks, 0);
+    if (!PyDict_CheckExact(block) || !str_keys(block) || !is_name(get(block, K_TYPE), K_TEXT))
+        return NULL;
+    PyObject *text = get(block, K_TEXT);
+    if (text == NULL || !PyUnicode_CheckExact(text))
+        return NULL;
+    ENSURE_READY(text);
+    if (PyUnicode_GET_LENGTH(text) == 0)
+        return NULL;
+    if (!PyUnicode_IS_ASCII(text) && surrogate_state(text) != 0)
+        return NULL; /* a surrogate: projection's own reading (canonical, its length) */
+    PyObject *length = PyLong_FromSsize_t(length_if_no_pair(text));
+    if (length == NULL)
+        return NULL;
+    PyObject *out = PyTuple_Pack(3, role, text, length);
+    Py_DECREF(length);
+    return out;
+}
+
+static PyObject *
+fast_plain_projection(PyObject *module, PyObject *events)
+{
+    if (!PyList_CheckExact(events) && !PyTuple_CheckExact(events))
+        Py_RETURN_NONE;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(events);
+    PyObject **items = PySequence_Fast_ITEMS(events);
+    PyObject *out = PyList_New(0);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *raw = items[i];
+        if (!PyDict_CheckExact(raw))
+            goto other;
+        Py_ssize_t size = PyDict_GET_SIZE(raw);
+        if (size != 4 && size != 5)
+            goto other;
+        PyObject *type = NULL, *seq = NULL, *time = NULL, *data = NULL, *op = NULL;
+        Py_ssize_t pos = 0;
+        PyObject *key, *value;
+        while (PyDict_Next(raw, &pos, &key, &value)) {
+            if (!PyUnicode_CheckExact(key))
+                goto other;
+            if (is_name(key, K_TYPE))
+                type = value;
+            else if (is_name(key, K_SEQ))
+                seq = value;
+            else if (is_name(key, K_TIME))
+                time = value;
+            else if (is_name(key, K_DATA))
+                data = value;
+            else if (size == 5 && is_name(key, K_SURFACE_OP))
+                op = value;
+            else
+                goto other;
+        }
+        if (type == NULL || seq == NULL || time == NULL || data == NULL)
+            goto other;
+        if (size == 5 && !is_name(op, V_APPEND))
+            goto other;
+        if (!PyUnicode_CheckExact(type) || !is_safe_index(seq) || !is_safe_index(time))
+            goto other;
+        int assistant = is_name(type, T_ASSISTANT);
+        if (!assistant && !is_name(type, T_USER) && !is_name(type, T_STEERING))
+            continue; /* never projected */
+        if (!PyDict_CheckExact(data))
+            goto other;
+        PyObject *entry = one_text_block(data, assistant);
+        if (entry == NULL) {
+            if (PyErr_Occurred()) {
+                Py_DECREF(out);
+                return NULL;
+            }
+            entry = PyTuple_Pack(2, type, data);
+            if (entry == NULL) {
+                Py_DECREF(out);
+                return NULL;
+            }
+        }
+        int failed = PyList_Append(out, entry);
+        Py_DECREF(entry);
+        if (failed) {
+            Py_DECREF(out);
+            return NULL;
+        }
+    }
+    return out;
+other: /* an event of another shape: the general path reads the whole snapshot */
+    Py_DECREF(out);
+    Py_RETURN_NONE;
+}
+
 /* ---- module ------------------------------------------------------------------------ */
 
 static PyMethodDef methods[] = {
@@ -844,6 +1013,8 @@ static PyMethodDef methods[] = {
     {"utf8_length", fast_utf8_length, METH_O, "Node Buffer.byteLength(s, 'utf8')."},
     {"canonical_length", fast_canonical_length, METH_O,
      "utf8_length(s) if s holds no surrogate pair as two code points, else -1."},
+    {"plain_projection", fast_plain_projection, METH_O,
+     "What snapshot._plain_projection returns for events (projection's one pass)."},
     {"quote_base64url", fast_quote_base64url, METH_O,
      "base64url (unpadded) of the UTF-8 of JSON.stringify(s)."},
     {"unquote_base64url", fast_unquote_base64url, METH_O,
@@ -861,5 +1032,24 @@ PyInit__jsfast(void)
     memset(B64URL_VALUE, -1, sizeof B64URL_VALUE);
     for (int k = 0; k < 64; k++)
         B64URL_VALUE[(unsigned char)B64URL[k]] = (signed char)k;
+    struct {
+        PyObject **slot;
+        const char *text;
+    } names[] = {
+        {&K_TYPE, "type"}, {&K_SEQ, "seq"}, {&K_TIME, "time"}, {&K_DATA, "data"},
+        {&K_SURFACE_OP, "surfaceOp"}, {&V_APPEND, "append"},
+        {&T_ASSISTANT, "assistant/message"}, {&T_USER, "user/message"},
+        {&T_STEERING, "steering/message"}, {&K_INTERRUPTED, "interrupted"},
+        {&K_SOURCE, "source"}, {&K_KIND, "kind"}, {&V_USER, "user"},
+        {&K_ENVELOPE, "envelope"}, {&K_CONTENT, "content"}, {&K_TEXT, "text"},
+        {&R_ASSISTANT, "assistant"},
+    };
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        if (*names[k].slot == NULL) {
+            *names[k].slot = PyUnicode_InternFromString(names[k].text);
+            if (*names[k].slot == NULL)
+                return NULL;
+        }
+    }
     return PyModule_Create(&module_def);
 }

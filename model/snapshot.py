@@ -13,8 +13,9 @@ from typing import Any
 
 from attrs import frozen
 
+from dsh_conformance.model import jsstr
 from dsh_conformance.model.errors import DshError, ErrorCode
-from dsh_conformance.model.projection import _PROMPTS, ProjectedItem, project, project_data
+from dsh_conformance.model.projection import _PROMPTS, ProjectedItem, _item, project, project_data
 from dsh_conformance.model.session import (
     _APPEND_KEYS,
     _PLAIN_KEYS,
@@ -90,37 +91,100 @@ def project_json(
 
 
 def _project_common(events: Sequence[object]) -> tuple[ProjectedItem, ...] | None:
-    """``project_json``'s one pass, or None where it hands over to the general path."""
+    """``project_json``'s one pass, or None where it hands over to the general path: the
+    events read by ``plain_projection`` (the accelerator's, or its definition below), each
+    message of another shape than one text block read by ``project_data``."""
+    fast = jsstr._FAST
+    entries = fast.plain_projection(events) if fast is not None else _plain_projection(events)
+    if entries is None:
+        return None
     items: list[ProjectedItem] = []
     append = items.append
-    plain, with_op, safe = _PLAIN_KEYS, _APPEND_KEYS, MAX_SAFE_INTEGER
     try:
-        for raw in events:
-            if type(raw) is not dict:
-                return None
-            keys = raw.keys()
-            if keys != plain and (keys != with_op or raw["surfaceOp"] != "append"):
-                return None
-            type_, seq, time = raw["type"], raw["seq"], raw["time"]
-            # borrow_json's checks: exact types (a bool is no seq), safe non-negative ints.
-            if not (
-                type(type_) is str
-                and type(seq) is int
-                and type(time) is int
-                and 0 <= seq <= safe
-                and 0 <= time <= safe
-            ):
-                return None
-            if type_ == "assistant/message" or type_ in _PROMPTS:
-                data = raw["data"]
-                if type(data) is not dict:
-                    return None
-                item = project_data(type_, data, None)
+        for entry in entries:
+            if len(entry) == 3:
+                append(_item(entry[0], entry[1], False, entry[2]))
+            else:
+                item = project_data(entry[0], entry[1], None)
                 if item is not None:
                     append(item)
     except DshError:
         return None
     return tuple(items)
+
+
+def _plain_projection(events: object) -> list[tuple[Any, ...]] | None:
+    """What model/_jsfast.c ``plain_projection`` returns (D-538): None unless *events* is
+    a list or tuple of events of the common envelope (``Event.borrow_json``'s own shape: a
+    dict of exact-str keys, the four fields or five with ``"surfaceOp": "append"``, a str
+    type, safe non-negative int seq and time, a dict ``data`` where the type is
+    projected); else one entry per message: ``(role, text, length)`` where
+    ``_one_text_block`` reads it, ``(type, data)`` for ``project_data`` otherwise."""
+    if type(events) is not list and type(events) is not tuple:
+        return None
+    out: list[tuple[Any, ...]] = []
+    for raw in events:
+        if type(raw) is not dict or not _str_keys(raw):
+            return None
+        keys = raw.keys()
+        if keys != _PLAIN_KEYS and (keys != _APPEND_KEYS or not _is(raw["surfaceOp"], "append")):
+            return None
+        type_, seq, time = raw["type"], raw["seq"], raw["time"]
+        if type(type_) is not str or not _safe_index(seq) or not _safe_index(time):
+            return None
+        assistant = type_ == "assistant/message"
+        if not assistant and type_ not in _PROMPTS:
+            continue  # never projected
+        data = raw["data"]
+        if type(data) is not dict:
+            return None
+        out.append(_one_text_block(data, assistant) or (type_, data))
+    return out
+
+
+def _one_text_block(data: dict[str, Any], assistant: bool) -> tuple[str, str, int] | None:
+    """``(role, text, UTF-8 length)`` of the most common message, as ``project_data``
+    projects it, or None for ``project_data`` to read: an uninterrupted assistant reply,
+    or a prompt from the user without an envelope, whose content is one text block of
+    non-empty text without a surrogate (what a long session is made of)."""
+    if not _str_keys(data):
+        return None
+    if assistant:
+        if data.get("interrupted") is True:
+            return None
+        role = "assistant"
+    else:
+        source = data.get("source")
+        if type(source) is not dict or not _str_keys(source) or "envelope" in data:
+            return None
+        if not _is(source.get("kind"), "user"):
+            return None
+        role = "user"
+    blocks = data.get("content")
+    if type(blocks) is not list or len(blocks) != 1:
+        return None
+    block = blocks[0]
+    if type(block) is not dict or not _str_keys(block) or not _is(block.get("type"), "text"):
+        return None
+    text = block.get("text")
+    if type(text) is not str or not text:
+        return None
+    try:
+        return role, text, len(text.encode("utf-8"))  # strict: a surrogate raises
+    except UnicodeEncodeError:
+        return None
+
+
+def _str_keys(d: dict[Any, Any]) -> bool:
+    return all(type(key) is str for key in d)
+
+
+def _is(value: object, name: str) -> bool:
+    return type(value) is str and value == name
+
+
+def _safe_index(value: object) -> bool:
+    return type(value) is int and 0 <= value <= MAX_SAFE_INTEGER
 
 
 def read_surface(header: SessionHeader, events: Sequence[Event]) -> SessionSnapshot:

@@ -417,10 +417,11 @@ def test_long_strings_of_every_width_agree() -> None:
             assert on_path(True, twin, text) == on_path(False, twin, text), (name, unit)
 
 
-#: The accelerator's whole surface (D-207, D-208, D-501): pure functions of strings and
-#: two walks of JSON values.
+#: The accelerator's whole surface (D-207, D-208, D-501, D-538): pure functions of
+#: strings, two walks of JSON values and projection's pass over events.
 PURE_FUNCTIONS = frozenset(
     {"surrogates", "utf8_length", "canonical_length", "find", "plain", "exact_json", "thaw"}
+    | {"plain_projection"}
     | {"quote_base64url", "unquote_base64url"}
 )
 

@@ -34,11 +34,15 @@ def _libasan() -> bool:
     return os.path.isabs(found) and os.path.exists(found)
 
 
+#: The tests the quick sanitizer form runs: every accelerated function against its twin.
+SANITIZED = ("tests/test_accelerator.py", "tests/test_plain_projection.py")
+
+
 @pytest.mark.skipif(not _libasan(), reason="gcc with libasan is needed for the sanitizer build")
 def test_the_accelerator_is_clean_under_asan_and_ubsan() -> None:
     env = {**os.environ, "DSH_HYPOTHESIS_PROFILE": "quick"}
     done = subprocess.run(
-        [str(ROOT / "tools" / "sanitize.sh"), sys.executable, "--", "tests/test_accelerator.py"],
+        [str(ROOT / "tools" / "sanitize.sh"), sys.executable, "--", *SANITIZED],
         capture_output=True,
         text=True,
         env=env,

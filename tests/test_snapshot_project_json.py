@@ -12,6 +12,8 @@ differently from retention of the parsed snapshot.
 from __future__ import annotations
 
 import copy
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,6 +28,10 @@ from dsh_conformance.model.projection import project
 from dsh_conformance.model.retention import retain
 from dsh_conformance.model.snapshot import SessionSnapshot, project_json
 
+sys.path.insert(0, str(Path(__file__).parent))
+from extension_kit import jsstr_path
+
+USER: dict[str, Any] = {"kind": "user"}
 #: Ways to break one event (or its data) that the envelope check or projection rejects,
 #: and shapes the one pass hands to the general path that are still valid.
 BREAKS: dict[str, Any] = {
@@ -52,8 +58,40 @@ BREAKS: dict[str, Any] = {
     "envelope without display": lambda e: {**e, "data": {**_data(e), "envelope": {}}},
     "interrupted": lambda e: {**e, "data": {**_data(e), "interrupted": True}},
     "user source": lambda e: {**e, "type": "user/message", "data": {**_data(e), "source": USER}},
+    # The one-text-block shape read without project_data (D-538), and its near misses.
+    "one text block": lambda e: _blocks(e, [{"type": "text", "text": "plain 界"}]),
+    "lone surrogate text": lambda e: _blocks(e, [{"type": "text", "text": "a\ud800"}]),
+    "empty text": lambda e: _blocks(e, [{"type": "text", "text": ""}]),
+    "not a text block": lambda e: _blocks(e, [{"type": "image", "text": "x"}]),
+    "text not a string": lambda e: _blocks(e, [{"type": "text", "text": 5}]),
+    "block with more fields": lambda e: _blocks(e, [{"type": "text", "text": "x", "y": 1}]),
+    "assistant reply": lambda e: {
+        **_blocks(e, [{"type": "text", "text": "r"}]),
+        "type": "assistant/message",
+    },
+    "user prompt": lambda e: _prompt(e, "user/message", USER),
+    "steering from the user": lambda e: _prompt(e, "steering/message", USER),
+    "user source with more fields": lambda e: _prompt(e, "user/message", {**USER, "name": "n"}),
+    "compact checkpoint": lambda e: _prompt(
+        e, "user/message", {"kind": "plugin", "plugin": "compact"}
+    ),
+    "user prompt with an envelope": lambda e: {
+        **_prompt(e, "user/message", USER),
+        "data": {
+            **_data(_prompt(e, "user/message", USER)),
+            "envelope": {"displayContent": [{"type": "text", "text": "shown"}]},
+        },
+    },
 }
-USER = {"kind": "user"}
+
+
+def _blocks(event: Any, blocks: list[Any]) -> Any:
+    return {**event, "data": {**_data(event), "content": blocks}}
+
+
+def _prompt(event: Any, type_: str, source: Any) -> Any:
+    blocks = [{"type": "text", "text": "p"}]
+    return {**event, "type": type_, "data": {**_data(event), "content": blocks, "source": source}}
 
 
 def _data(event: Any) -> dict[str, Any]:
@@ -192,3 +230,28 @@ def test_an_invalid_option_is_raised_after_the_snapshots_own_errors(
     assert _op({"snapshot": {"session": {"id": "s"}, "events": events}, **options})[0] == (
         "DSH_INVALID_EVENT"
     )
+
+
+def _mixed_events() -> list[dict[str, Any]]:
+    """A user prompt, an assistant reply, a steering prompt, a tool result: each kind of
+    event a break below may land on."""
+    reply = {"turn": 1, "step": 0, "content": [{"type": "text", "text": "answer"}]}
+    events = _events()[:2]
+    events.append({"type": "assistant/message", "seq": 2, "time": 2, "data": reply})
+    steering = {"content": [{"type": "text", "text": "steer"}], "source": USER}
+    events.append({"type": "steering/message", "seq": 3, "time": 3, "data": steering})
+    events.append({"type": "tool/result", "seq": 4, "time": 4, "data": {"output": "o"}})
+    return events
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["accelerated", "pure"])
+@pytest.mark.parametrize("how", sorted(BREAKS))
+@pytest.mark.parametrize("where", range(5))
+def test_every_break_on_every_kind_of_event_agrees(how: str, where: int, fast: bool) -> None:
+    """Fixed examples the generated ones may miss: each break, on each event of a session
+    of every kind, read by the one pass as by the two, on the accelerator's path and on
+    the pure one (the one-text-block shape, D-538, and each of its near misses included)."""
+    events = _mixed_events()
+    events[where] = BREAKS[how](events[where])
+    with jsstr_path(fast):
+        _agree({"session": {"id": "s"}, "capturedThroughSeq": 4, "events": events})
