@@ -11,6 +11,7 @@ and a schema that rejects what the reference really sends.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import sys
@@ -27,6 +28,7 @@ from dsh_conformance.adapters.contract import ImplementationError
 from dsh_conformance.adapters.subprocess import SubprocessAdapter
 from dsh_conformance.model.jsstr import canonical_value
 from dsh_conformance.model.session import Event, Replace, fold_surface
+from dsh_conformance.spec.compiled import Compiled
 from dsh_conformance.spec.examples import _expand, _steps, pages
 from dsh_conformance.spec.reference_doc import render
 
@@ -35,24 +37,35 @@ SCHEMAS = ROOT / "spec" / "schemas"
 DOCS = ROOT / "docs"
 
 
+def _documents() -> list[tuple[str, dict[str, Any]]]:
+    paths = [SCHEMAS / "data.json", SCHEMAS / "protocol.json", *sorted((SCHEMAS / "ops").glob("*"))]
+    return [(data["$id"], data) for data in (json.loads(p.read_text("utf-8")) for p in paths)]
+
+
 def _registry() -> tuple[Registry, dict[str, tuple[str, dict[str, Any]]]]:
     resources, ops = [], {}
-    for path in [SCHEMAS / "data.json", SCHEMAS / "protocol.json", *(SCHEMAS / "ops").glob("*")]:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        resources.append((data["$id"], Resource.from_contents(data)))
+    for uri, data in DOCUMENTS:
+        resources.append((uri, Resource.from_contents(data)))
         for name, spec in data.get("ops", {}).items():
-            ops[name] = (data["$id"], spec)
+            ops[name] = (uri, spec)
     return Registry().with_resources(resources), ops
 
 
+DOCUMENTS = _documents()
 REGISTRY, OPS = _registry()
 
 
-def problems(op: str, part: str, value: object) -> list[str]:
+@functools.cache
+def _validator(op: str, part: str) -> Compiled:
+    """One validator per op part, compiled once: jsonschema-rs says whether a message is
+    valid, jsonschema words what is wrong with one that is not (spec/compiled.py, where
+    tests/test_compiled_schemas.py holds the two to the same answers)."""
     base, _ = OPS[op]
-    validator = jsonschema.Draft202012Validator(
-        {"$ref": f"{base}#/ops/{op}/{part}"}, registry=REGISTRY
-    )
+    return Compiled({"$ref": f"{base}#/ops/{op}/{part}"}, DOCUMENTS)
+
+
+def problems(op: str, part: str, value: object) -> list[str]:
+    validator = _validator(op, part)
     return [
         f"{op} {part} /{'/'.join(map(str, e.absolute_path))}: {e.message}"
         for e in validator.iter_errors(value)
