@@ -62,11 +62,10 @@ class EarlyStart:
         config.stash[EARLY_KEY] = self
 
     def take(self, name: str) -> Adapter | None:
-        """The launched adapter, once, if it is the one called *name*."""
+        """The launched adapter, once, if it is the one called *name* (else it is ended)."""
+        if name != self.name:
+            self.close_unused()
         adapter, self._adapter = self._adapter, None
-        if adapter is not None and name != self.name:
-            adapter.close()
-            return None
         return adapter
 
     def close_unused(self) -> None:
